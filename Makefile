@@ -1,0 +1,164 @@
+# odetensor: GNU make build. `make help` lists the targets.
+#   make check            build and run every test (installs Debian deps first)
+#   make check SANITIZE=1 the same under AddressSanitizer + UBSan
+#   make demo             build and run the main example
+#   make install PREFIX=/usr DESTDIR=/tmp/stage
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+SANITIZE ?= 0
+
+CC  ?= cc
+CXX ?= c++
+PYTHON ?= /usr/bin/python3
+
+ifeq ($(SANITIZE),1)
+B := build/sanitize
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+OPT := -O1
+else
+B := build
+SANFLAGS :=
+OPT := -O2
+endif
+
+WARN     := -Wall -Wextra -Wpedantic -Werror
+CFLAGS   ?= $(OPT) -g
+ALL_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(CFLAGS) $(SANFLAGS) -pthread -fPIC -fvisibility=hidden -Iinclude -MMD -MP
+LDLIBS_CORE := -lm -pthread
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
+
+LIB_SRC := src/error.c src/layout.c src/view.c src/tensor.c src/dlpack.c
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
+TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c
+TEST_OBJ := $(TEST_SRC:%.c=$(B)/obj/%.o)
+EXAMPLES := dlpack_tour
+EXAMPLE_BIN := $(EXAMPLES:%=$(B)/examples/%)
+
+STATIC := $(B)/libodetensor.a
+SHARED := $(B)/libodetensor.so
+
+.PHONY: all check demo install uninstall clean lint format help deps deps-check \
+        test-c test-headers test-readme test-python test-examples examples
+
+all: $(STATIC) $(SHARED) examples
+
+help:
+	@sed -n '1,6p' Makefile
+
+deps:
+	@sh scripts/deps.sh build
+
+deps-check:
+	@sh scripts/deps.sh check
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CHECK_OBJ_FLAGS) -c $< -o $@
+
+$(STATIC): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(SHARED): $(LIB_OBJ)
+	$(CC) -shared $(SANFLAGS) -Wl,-soname,libodetensor.so.0 -o $@ $^ $(LDLIBS_CORE)
+
+examples: $(EXAMPLE_BIN)
+
+$(B)/examples/%: $(B)/obj/examples/%.o $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $< $(STATIC) $(LDLIBS_CORE)
+
+# Tests include Check's headers; only their objects get its flags.
+$(TEST_OBJ): CHECK_OBJ_FLAGS = $(CHECK_CFLAGS) -Wno-pedantic
+
+$(B)/tests/check_odetensor: $(TEST_OBJ) $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $(TEST_OBJ) $(STATIC) $(CHECK_LIBS) $(LDLIBS_CORE)
+
+check: deps-check
+	@$(MAKE) --no-print-directory test-headers test-readme test-python test-examples test-c
+
+# The public headers must compile alone, as C11 and as C++11.
+test-headers:
+	@mkdir -p $(B)/headers
+	$(CC) -std=c11 $(WARN) -Iinclude -fsyntax-only -x c tests/headers.inc
+	$(CXX) -std=c++11 $(WARN) -Iinclude -fsyntax-only -x c++ tests/headers.inc
+	@echo "headers: compile as C11 and C++11"
+
+ifeq ($(SANITIZE),1)
+SAN_ENV := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:allocator_may_return_null=1 \
+           UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# NumPy's own allocations look like leaks to LSan: check leaks in C, not there.
+PY_ENV := LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
+          ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+else
+SAN_ENV :=
+PY_ENV :=
+endif
+
+# The README's C example must build and run as printed.
+test-readme: $(STATIC)
+	@mkdir -p $(B)/readme
+	awk '/^```c/{f=1;next} /^```/{f=0} f' README.md > $(B)/readme/example.c
+	$(CC) -std=c11 $(WARN) $(SANFLAGS) -Iinclude -o $(B)/readme/example $(B)/readme/example.c $(STATIC) $(LDLIBS_CORE)
+	$(SAN_ENV) $(B)/readme/example >/dev/null
+	@echo "readme: the C example builds and runs"
+
+# Each example checks its own answer (analytic or invariant) in its exit code.
+test-examples: examples
+	@mkdir -p $(B)/demo
+	@set -e; for e in $(EXAMPLES); do \
+	    $(SAN_ENV) $(B)/examples/$$e >$(B)/demo/$$e.out 2>&1 \
+	        || { cat $(B)/demo/$$e.out; echo "example $$e FAILED"; exit 1; }; \
+	    echo "example $$e: ok"; done
+
+test-c: $(B)/tests/check_odetensor
+	$(SAN_ENV) $(B)/tests/check_odetensor
+
+test-python: $(SHARED)
+	$(PY_ENV) ODETENSOR_LIB=$(abspath $(SHARED)) $(PYTHON) tests/python/test_numpy_dlpack.py
+
+demo: deps
+	@$(MAKE) --no-print-directory $(B)/examples/dlpack_tour
+	$(B)/examples/dlpack_tour
+
+install: $(STATIC) $(SHARED)
+	install -d $(DESTDIR)$(INCDIR)/odetensor $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -m 644 include/odetensor.h $(DESTDIR)$(INCDIR)/
+	install -m 644 include/odetensor/*.h $(DESTDIR)$(INCDIR)/odetensor/
+	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/libodetensor.so.0
+	ln -sf libodetensor.so.0 $(DESTDIR)$(LIBDIR)/libodetensor.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
+	    -e 's|@VERSION@|$(shell sed -n 's/^\#define OT_VERSION_\(MAJOR\|MINOR\|PATCH\) //p' include/odetensor/status.h | paste -sd.)|' \
+	    odetensor.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/odetensor.pc
+
+uninstall:
+	rm -rf $(DESTDIR)$(INCDIR)/odetensor $(DESTDIR)$(INCDIR)/odetensor.h
+	rm -f $(DESTDIR)$(LIBDIR)/libodetensor.a $(DESTDIR)$(LIBDIR)/libodetensor.so \
+	      $(DESTDIR)$(LIBDIR)/libodetensor.so.0 $(DESTDIR)$(LIBDIR)/pkgconfig/odetensor.pc
+
+FORMAT_FILES = $(wildcard include/*.h include/odetensor/*.h src/*.c src/*.h tests/*.c examples/*.c)
+
+lint:
+	@sh scripts/deps.sh lint
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+	    --std=c11 --inline-suppr -Iinclude --suppress=missingIncludeSystem src examples
+	clang-format --dry-run -Werror $(FORMAT_FILES)
+	@echo "lint: clean"
+
+format:
+	clang-format -i $(FORMAT_FILES)
+
+clean:
+	rm -rf build
+
+# Keep objects make would treat as intermediate (examples).
+.SECONDARY:
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,37 @@
+#!/bin/sh
+# Installs the Debian packages odetensor's build and tests need, once.
+# Quiet when everything is present; as root it installs what is missing with
+# apt-get, otherwise it prints the exact command and stops.
+set -eu
+
+# Usage: scripts/deps.sh [group...]; groups: build (default), check, lint.
+groups=${*:-build}
+pkgs=""
+for g in $groups; do
+    case "$g" in
+        build) pkgs="$pkgs libsundials-dev libdlpack-dev pkg-config make gcc" ;;
+        check) pkgs="$pkgs libsundials-dev libdlpack-dev pkg-config make gcc g++ check python3 python3-numpy" ;;
+        lint)  pkgs="$pkgs cppcheck clang-format" ;;
+        *) echo "deps.sh: unknown group '$g' (known: build check lint)" >&2; exit 2 ;;
+    esac
+done
+
+missing=""
+for p in $pkgs; do
+    case " $missing " in *" $p "*) continue ;; esac
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing="$missing $p"
+    fi
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "odetensor needs these Debian packages:$missing" >&2
+    echo "install them with:  sudo apt-get install -y$missing" >&2
+    exit 1
+fi
+echo "deps.sh: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,17 @@
+/* Runs every Check suite in one runner so `make check` ends on one summary
+ * line. Fork mode (Check's default) isolates each test; CK_FORK=no runs them
+ * in-process (for valgrind). */
+#include <check.h>
+#include <stdlib.h>
+
+#include "suites.h"
+
+int main(void)
+{
+    SRunner *sr = srunner_create(tensor_suite());
+    srunner_add_suite(sr, dlpack_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    const int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,30 @@
+/* The Check suites, one per layer, and helpers the test files share. */
+#ifndef OT_TESTS_SUITES_H
+#define OT_TESTS_SUITES_H
+
+#include <check.h>
+#include <string.h>
+
+#include <odetensor.h>
+
+Suite *tensor_suite(void);
+Suite *dlpack_suite(void);
+
+/* Whether this thread's last message contains needle (NULL: no demand). */
+static inline int ot_test_msg_has(const char *needle)
+{
+    return needle == NULL || strstr(ot_last_error(), needle) != NULL;
+}
+
+/* Asserts a status and, for a failure, that the message contains needle. */
+#define ck_assert_status(expr, want, needle)                                             \
+    do {                                                                                 \
+        const int got_ = (expr);                                                         \
+        ck_assert_msg(got_ == (want), "%s returned %s, expected %s (%s)", #expr,         \
+                      ot_status_name(got_), ot_status_name(want), ot_last_error());      \
+        if ((want) != OT_OK)                                                             \
+            ck_assert_msg(ot_test_msg_has(needle), "message \"%s\" lacks \"%s\"",        \
+                          ot_last_error(), (const char *)(needle));                      \
+    } while (0)
+
+#endif
