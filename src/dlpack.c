@@ -1,6 +1,7 @@
 /* DLPack 1.x (versioned) and legacy import/export. */
 #include "odetensor/dlpack.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -256,8 +257,13 @@ static int import_common(const DLTensor *d, int read_only, ot_release_fn release
         out ? to_view_layout(d, &l, fn) : ot__fail(OT_ERR_ARG, "%s: out is NULL", fn);
     if (st == OT_OK)
         st = ot_tensor_wrap(out, &l, read_only, release, ctx);
-    if (st != OT_OK)
+    if (st != OT_OK) {
+        /* The producer's deleter may call odetensor itself: keep our message. */
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", ot_last_error());
         release(ctx);
+        ot__fail(st, "%s", msg);
+    }
     return st;
 }
 
