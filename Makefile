@@ -27,15 +27,21 @@ endif
 WARN     := -Wall -Wextra -Wpedantic -Werror
 CFLAGS   ?= $(OPT) -g
 ALL_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(CFLAGS) $(SANFLAGS) -pthread -fPIC -fvisibility=hidden -Iinclude -MMD -MP
-LDLIBS_CORE := -lm -pthread
+SUNDIALS_LIBS := -lsundials_cvodes -lsundials_nvecserial -lsundials_sunmatrixdense \
+                 -lsundials_sunlinsoldense -lsundials_sunnonlinsolfixedpoint
+LDLIBS_CORE := $(SUNDIALS_LIBS) -lm -pthread
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
-LIB_SRC := src/error.c src/layout.c src/view.c src/tensor.c src/dlpack.c
+LIB_SRC := src/error.c src/layout.c src/view.c src/tensor.c src/dlpack.c \
+           src/ode.c src/solution.c src/solve_args.c src/lane_worker.c src/lane_solve.c \
+           src/lanes.c src/lockstep.c src/lockstep_callbacks.c src/lockstep_vector.c \
+           src/block_dense.c
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
-TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c
+TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/check_solve.c \
+            tests/check_solve_faults.c tests/check_lockstep.c
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/obj/%.o)
-EXAMPLES := dlpack_tour
+EXAMPLES := dlpack_tour robertson lotka_volterra sensitivity_decay bouncing_ball user_jacobian
 EXAMPLE_BIN := $(EXAMPLES:%=$(B)/examples/%)
 
 STATIC := $(B)/libodetensor.a
@@ -113,7 +119,8 @@ test-readme: $(STATIC)
 test-examples: examples
 	@mkdir -p $(B)/demo
 	@set -e; for e in $(EXAMPLES); do \
-	    $(SAN_ENV) $(B)/examples/$$e >$(B)/demo/$$e.out 2>&1 \
+	    arg=; [ $$e = robertson ] && arg=$(B)/demo/robertson.svg; \
+	    $(SAN_ENV) $(B)/examples/$$e $$arg >$(B)/demo/$$e.out 2>&1 \
 	        || { cat $(B)/demo/$$e.out; echo "example $$e FAILED"; exit 1; }; \
 	    echo "example $$e: ok"; done
 
@@ -124,8 +131,9 @@ test-python: $(SHARED)
 	$(PY_ENV) ODETENSOR_LIB=$(abspath $(SHARED)) $(PYTHON) tests/python/test_numpy_dlpack.py
 
 demo: deps
-	@$(MAKE) --no-print-directory $(B)/examples/dlpack_tour
-	$(B)/examples/dlpack_tour
+	@$(MAKE) --no-print-directory $(B)/examples/robertson
+	@mkdir -p $(B)/demo
+	$(B)/examples/robertson $(B)/demo/robertson.svg
 
 install: $(STATIC) $(SHARED)
 	install -d $(DESTDIR)$(INCDIR)/odetensor $(DESTDIR)$(LIBDIR)/pkgconfig

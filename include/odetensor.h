@@ -6,5 +6,7 @@
 #include "odetensor/status.h"
 #include "odetensor/tensor.h"
 #include "odetensor/dlpack.h"
+#include "odetensor/ode.h"
+#include "odetensor/solution.h"
 
 #endif /* ODETENSOR_H */

@@ -10,6 +10,9 @@ int main(void)
 {
     SRunner *sr = srunner_create(tensor_suite());
     srunner_add_suite(sr, dlpack_suite());
+    srunner_add_suite(sr, solve_suite());
+    srunner_add_suite(sr, solve_faults_suite());
+    srunner_add_suite(sr, lockstep_suite());
     srunner_run_all(sr, CK_NORMAL);
     const int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

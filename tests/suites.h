@@ -9,6 +9,9 @@
 
 Suite *tensor_suite(void);
 Suite *dlpack_suite(void);
+Suite *solve_suite(void);
+Suite *solve_faults_suite(void);
+Suite *lockstep_suite(void);
 
 /* Whether this thread's last message contains needle (NULL: no demand). */
 static inline int ot_test_msg_has(const char *needle)

@@ -1,0 +1,114 @@
+/* odetensor problem layer: an ODE system, its callbacks and its options.
+ *
+ * An ot_ode holds nstates n, nparams np, optional outputs and roots, the
+ * callbacks and the solver options. It holds no lane data: the same problem
+ * is solved for any batch of y0/params.
+ *
+ * Callbacks get views over the k lanes they are asked for, pointing straight
+ * into solver storage and valid only during the call: k = 1 in OT_LANES mode,
+ * k = nbatch in OT_LOCKSTEP mode. Loop over the columns b < y.layout.shape[1]
+ * and one callback serves both modes; read with ot_view_col_f64(y, b, 0),
+ * write with ot_view_mut_col_f64(dydt, b, 0) (columns are contiguous doubles;
+ * the Jacobian's block for lane b starts at ot_view_mut_col_f64(J, 0, b),
+ * n x n column-major, and arrives zeroed). Return 0 on success, > 0 for a
+ * recoverable failure (the solver retries with a smaller step), < 0 to stop
+ * the lane (in lockstep: the batch). NaN or Inf written by a callback counts as
+ * recoverable a few times, then stops the lane. In OT_LANES mode callbacks
+ * run on several worker threads at once (one lane per thread), so user data
+ * they write must be per-lane or synchronised.
+ *
+ * Thread safety: set everything up first. While any solve uses the problem,
+ * treat it as read-only; then any number of threads may solve it at once. */
+#ifndef ODETENSOR_ODE_H
+#define ODETENSOR_ODE_H
+
+#include "tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* dydt[n, k] = f(t, y[n, k], p[np, k]). */
+typedef int (*ot_rhs_fn)(double t, ot_view y, ot_view p, ot_view_mut dydt, void *user);
+/* J[i, j, b] = d f_i / d y_j for lane b, into a zeroed [n, n, k] view. */
+typedef int (*ot_jac_fn)(double t, ot_view y, ot_view p, ot_view_mut J, void *user);
+/* y0[n, k] from p[np, k]: called when a solve gets an absent y0. */
+typedef int (*ot_init_fn)(ot_view p, ot_view_mut y0, void *user);
+/* o[nout, k] = g(t, y, p): what the solution records instead of y. */
+typedef int (*ot_out_fn)(double t, ot_view y, ot_view p, ot_view_mut o, void *user);
+/* g[nroots, k]: a sign change of any g_i stops the lane at the event. */
+typedef int (*ot_root_fn)(double t, ot_view y, ot_view p, ot_view_mut g, void *user);
+/* Lanes finished so far out of total; called from worker threads, one call at
+ * a time, in increasing order of done. */
+typedef void (*ot_progress_fn)(int64_t done, int64_t total, void *user);
+
+typedef enum ot_method {
+    OT_BDF = 1,  /* stiff: BDF, Newton, dense direct linear solver */
+    OT_ADAMS = 2 /* non-stiff: Adams-Moulton, fixed-point iteration */
+} ot_method;
+
+typedef enum ot_mode {
+    /* One CVODE per lane on a thread pool (default): each lane has its own
+     * steps, statistics and failures. */
+    OT_LANES = 1,
+    /* One CVODE over all lanes as one [n, nbatch] vector: callbacks run once
+     * for all lanes, block-diagonal linear algebra, and a norm that is the
+     * maximum of the lanes' own WRMS norms, so every lane meets its own
+     * tolerance. Lanes share steps and statistics; a failing callback stops
+     * the whole batch (every running lane reports it); a root stops its own
+     * lane only. Fastest when lanes are alike and many. */
+    OT_LOCKSTEP = 2
+} ot_mode;
+
+typedef struct ot_ode ot_ode;
+
+/* A new problem with n >= 1 states, np >= 0 parameters and a required rhs.
+ * Defaults: OT_BDF, rtol 1e-6, atol 1e-8, t0 0, CVODE's first step and 500
+ * max steps per output interval, all cores, f64 outputs, OT_LANES.
+ * Ownership: *out is the caller's; free it with ot_ode_free().
+ * @return OT_OK, OT_ERR_ARG (naming nstates, nparams or rhs), OT_ERR_NOMEM. */
+OT_API int ot_ode_new(ot_ode **out, int64_t nstates, int64_t nparams, ot_rhs_fn rhs,
+                      void *user);
+
+/* Frees the problem; NULL is a no-op. */
+OT_API void ot_ode_free(ot_ode *ode);
+
+OT_API int64_t ot_ode_nstates(const ot_ode *ode);
+OT_API int64_t ot_ode_nparams(const ot_ode *ode);
+
+/* Optional callbacks; NULL removes one. Each returns OT_OK or OT_ERR_ARG. */
+OT_API int ot_ode_set_jac(ot_ode *ode, ot_jac_fn jac);
+OT_API int ot_ode_set_init(ot_ode *ode, ot_init_fn init);
+/* nout >= 1 with an out function; nout 0 and NULL remove it. */
+OT_API int ot_ode_set_out(ot_ode *ode, int64_t nout, ot_out_fn out);
+OT_API int ot_ode_set_roots(ot_ode *ode, int64_t nroots, ot_root_fn root);
+OT_API int ot_ode_set_progress(ot_ode *ode, ot_progress_fn progress, void *user);
+
+/* Options. Each checks its value and returns OT_OK, or OT_ERR_ARG /
+ * OT_ERR_VALUE with a message naming the option and the rule. */
+OT_API int ot_ode_set_method(ot_ode *ode, ot_method method);
+OT_API int ot_ode_set_mode(ot_ode *ode, ot_mode mode);
+/* rtol >= 0 and finite; atol >= 0 and finite, one value for all states. */
+OT_API int ot_ode_set_rtol(ot_ode *ode, double rtol);
+OT_API int ot_ode_set_atol(ot_ode *ode, double atol);
+/* One absolute tolerance per state: a [n] view (copied). */
+OT_API int ot_ode_set_atol_vector(ot_ode *ode, ot_view atol);
+OT_API int ot_ode_set_t0(ot_ode *ode, double t0);
+/* First step size; 0 lets CVODE estimate it. */
+OT_API int ot_ode_set_first_step(ot_ode *ode, double h0);
+/* Largest step size; 0 means no limit. */
+OT_API int ot_ode_set_max_step(ot_ode *ode, double hmax);
+/* Max internal steps between outputs (> 0). */
+OT_API int ot_ode_set_max_steps(ot_ode *ode, int64_t max_steps);
+/* Worker threads for OT_LANES; 0 means one per online core. */
+OT_API int ot_ode_set_threads(ot_ode *ode, int threads);
+OT_API int ot_ode_set_output_dtype(ot_ode *ode, ot_dtype dtype);
+/* Sensitivity tolerances: rtol >= 0, atol >= 0; both 0 (the default) lets
+ * CVODES estimate them from the state tolerances and the parameter scales. */
+OT_API int ot_ode_set_sens_tolerances(ot_ode *ode, double rtol, double atol);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ODETENSOR_ODE_H */

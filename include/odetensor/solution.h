@@ -1,0 +1,105 @@
+/* odetensor solution layer: owned output tensors plus per-lane status and
+ * statistics, and the solve entry points that make them.
+ *
+ * Shapes (n states, or nout outputs when the problem has an out function):
+ *   ot_solve_dense:    ts [nt], ys [n|nout, nt, nbatch]
+ *   ot_solve:          ts [nt_max, nbatch], ys [n|nout, nt_max, nbatch],
+ *                      NaN-padded past each lane's count
+ *   ot_solve_fwd_sens: as dense, plus sens(j) [n|nout, nt, nbatch] per parameter
+ * A lane that fails or stops at a root holds NaN after its last good time.
+ *
+ * Thread safety: a solution may be read from many threads; take and free from
+ * one. */
+#ifndef ODETENSOR_SOLUTION_H
+#define ODETENSOR_SOLUTION_H
+
+#include "ode.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ot_solution ot_solution;
+
+/* Per-lane statistics, from CVODE's counters. */
+typedef struct ot_lane_stats {
+    int64_t steps;
+    int64_t rhs_evals;     /* by the integrator */
+    int64_t jac_rhs_evals; /* by difference-quotient Jacobians (0 with a user jac) */
+    int64_t jac_evals;
+    int64_t lin_setups;
+    int64_t err_test_fails;
+    int64_t nonlin_iters;
+    int64_t nonlin_fails;
+    double final_time; /* the time the lane reached */
+} ot_lane_stats;
+
+/* Solves every lane at the times t_eval.
+ * y0: [n], [n, 1] or [n, nbatch], f32 or f64; absent: the init callback
+ * computes it from params. params: [np], [np, 1] or [np, nbatch] (absent
+ * when np is 0). t_eval: [nt], nt >= 1, strictly increasing, finite, with
+ * t_eval[0] >= t0. nbatch is the lane count of y0 or params (1 if both are
+ * one lane); one-lane inputs are broadcast. Values must be finite.
+ * Ownership: on OT_OK and OT_ERR_LANES_FAILED, *out is the caller's, freed
+ * with ot_solution_free(); on any other status *out is untouched.
+ * @return OT_OK; OT_ERR_LANES_FAILED when some lanes failed (read them with
+ * ot_solution_lane_status); or an input error (OT_ERR_ARG, OT_ERR_SHAPE,
+ * OT_ERR_VALUE, OT_ERR_DEVICE, ...), OT_ERR_OVERFLOW, OT_ERR_NOMEM. */
+OT_API int ot_solve_dense(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
+                          ot_solution **out);
+
+/* Solves every lane from t0 to final_time (> t0), recording each internal
+ * step: ts [nt_max, nbatch] and ys [n|nout, nt_max, nbatch], where lane b has
+ * ot_solution_lane_count(b) entries (t0 included) and NaN after them.
+ * Otherwise as ot_solve_dense. */
+OT_API int ot_solve(const ot_ode *ode, ot_view y0, ot_view params, double final_time,
+                    ot_solution **out);
+
+/* As ot_solve_dense, plus forward sensitivities d ys / d p_j (CVODES,
+ * difference quotients of rhs) for every parameter j: sens(j) is
+ * [n|nout, nt, nbatch]. With an out function, output sensitivities are
+ * central differences of out along (dy/dp_j, e_j). Needs np >= 1. */
+OT_API int ot_solve_fwd_sens(const ot_ode *ode, ot_view y0, ot_view params,
+                             ot_view t_eval, ot_solution **out);
+
+/* Frees the solution and every tensor it still owns; NULL is a no-op. */
+OT_API void ot_solution_free(ot_solution *sol);
+
+OT_API int64_t ot_solution_nbatch(const ot_solution *sol);
+/* Number of lanes whose status is not OT_OK. */
+OT_API int64_t ot_solution_nfailed(const ot_solution *sol);
+/* Number of sensitivity tensors (np for ot_solve_fwd_sens, else 0). */
+OT_API int64_t ot_solution_nsens(const ot_solution *sol);
+
+/* The output tensors, still owned by the solution (NULL once taken). */
+OT_API const ot_tensor *ot_solution_ts(const ot_solution *sol);
+OT_API const ot_tensor *ot_solution_ys(const ot_solution *sol);
+OT_API const ot_tensor *ot_solution_sens(const ot_solution *sol, int64_t j);
+
+/* Takes ownership of an output tensor: the caller frees it (or exports it
+ * with ot_dlpack_export); the solution then returns NULL for it. Returns NULL
+ * when already taken or out of range. */
+OT_API ot_tensor *ot_solution_take_ts(ot_solution *sol);
+OT_API ot_tensor *ot_solution_take_ys(ot_solution *sol);
+OT_API ot_tensor *ot_solution_take_sens(ot_solution *sol, int64_t j);
+
+/* Lane b's status: OT_OK, OT_ERR_CALLBACK (a callback returned < 0 or wrote
+ * NaN/Inf), OT_ERR_SOLVER (CVODE gave up); OT_ERR_ARG for b out of range. */
+OT_API int ot_solution_lane_status(const ot_solution *sol, int64_t b);
+/* Lane b's message ("" when it succeeded); valid while sol lives. */
+OT_API const char *ot_solution_lane_message(const ot_solution *sol, int64_t b);
+/* Lane b's number of valid time points (nt for dense solves unless it failed
+ * or stopped at a root). */
+OT_API int64_t ot_solution_lane_count(const ot_solution *sol, int64_t b);
+/* Lane b's root: the index of the first root function that fired and the
+ * event time; -1 and NaN when none fired. @return OT_OK or OT_ERR_ARG. */
+OT_API int ot_solution_lane_root(const ot_solution *sol, int64_t b, int *index,
+                                 double *time);
+/* Lane b's statistics. @return OT_OK or OT_ERR_ARG. */
+OT_API int ot_solution_lane_stats(const ot_solution *sol, int64_t b, ot_lane_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ODETENSOR_SOLUTION_H */

@@ -1,0 +1,309 @@
+/* Lanes mode: one CVODE(S) instance per worker thread, re-initialised for each
+ * lane. Callbacks get views straight into CVODE's vectors, and CVODE writes
+ * dense outputs straight into the output tensors (N_VSetArrayPointer). */
+#include <cvodes/cvodes.h>
+#include <math.h>
+#include <nvector/nvector_serial.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sunlinsol/sunlinsol_dense.h>
+#include <sunmatrix/sunmatrix_dense.h>
+#include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
+
+#include "error.h"
+#include "lane_worker.h"
+
+/* ---- Views over solver storage ------------------------------------------ */
+
+/* A [rows, cols, 1] f64 view of compact storage; no checks (the worker made
+ * the storage, so the rules hold by construction). */
+static ot_layout compact(double *data, int64_t rows, int64_t cols)
+{
+    ot_layout l;
+    l.data = data;
+    l.dtype = OT_F64;
+    l.ndim = cols > 1 ? 3 : 2;
+    l.device.type = OT_CPU;
+    l.device.id = 0;
+    l.shape[0] = rows;
+    l.shape[1] = cols > 1 ? cols : 1;
+    l.shape[2] = 1;
+    l.strides[0] = 8;
+    l.strides[1] = 8 * (rows > 0 ? rows : 1);
+    l.strides[2] = l.strides[1] * l.shape[1];
+    return l;
+}
+
+ot_view ot__cview(const double *data, int64_t rows)
+{
+    ot_view v;
+    v.layout = compact((double *)(uintptr_t)data, rows, 1);
+    return v;
+}
+
+ot_view_mut ot__mview(double *data, int64_t rows, int64_t cols)
+{
+    ot_view_mut v;
+    v.layout = compact(data, rows, cols);
+    return v;
+}
+
+/* ---- Callback wrappers ---------------------------------------------------- */
+
+/* w->cb_failed: 0, CB_NOTED (a callback asked for a retry) or CB_STOPPED (a
+ * callback returned < 0, or root wrote NaN). CVODE's fixed-point iteration
+ * (Adams) treats a failed rhs like a convergence failure and retries with
+ * ever smaller steps until max_steps; so once a lane is stopped, every
+ * wrapper fails at once without calling the user again, and CVODE gives up
+ * within one step. */
+enum { CB_NOTED = 1, CB_STOPPED = 2 };
+
+/* NaN/Inf from a callback is first treated as recoverable (a too-large trial
+ * step often causes it); a lane that keeps producing it is stopped after this
+ * many, rather than creeping on with ever smaller steps to max_steps. */
+enum { NAN_RETRIES = 20 };
+
+static int nan_rc(ot__worker *w) { return ++w->nan_count > NAN_RETRIES ? -1 : 1; }
+
+/* Records a callback problem for the lane; the lane reports it if CVODE then
+ * gives up. */
+static int note(ot__worker *w, int rc, const char *fmt, double t, long long i)
+{
+    if (rc < 0)
+        w->cb_failed = CB_STOPPED;
+    else if (!w->cb_failed)
+        w->cb_failed = CB_NOTED;
+    snprintf(w->cb_msg, sizeof w->cb_msg, fmt, t, i);
+    return rc;
+}
+
+static int first_nonfinite(const double *v, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return (int)i;
+    return -1;
+}
+
+/* Maps a user return code: < 0 stops the lane, > 0 asks CVODE to retry. */
+static int user_rc(ot__worker *w, const char *cb, int rc, double t)
+{
+    char fmt[96];
+    snprintf(fmt, sizeof fmt, "%s returned %d at t = %%g%%.0lld", cb, rc);
+    return note(w, rc < 0 ? -1 : 1, fmt, t, 0);
+}
+
+static int rhs_wrap(sunrealtype t, N_Vector y, N_Vector ydot, void *ud)
+{
+    ot__worker *w = ud;
+    if (w->cb_failed == CB_STOPPED)
+        return -1;
+    const ot_ode *ode = w->plan->ode;
+    double *d = N_VGetArrayPointer(ydot);
+    int rc = ode->rhs(t, ot__cview(N_VGetArrayPointer(y), w->n), w->p,
+                      ot__mview(d, w->n, 1), ode->user);
+    if (rc != 0)
+        return user_rc(w, "rhs", rc, t);
+    int bad = first_nonfinite(d, w->n);
+    if (bad >= 0)
+        return note(w, nan_rc(w), "rhs wrote NaN or Inf at t = %g to dydt[%lld]", t, bad);
+    return 0;
+}
+
+static int jac_wrap(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *ud,
+                    N_Vector t1, N_Vector t2, N_Vector t3)
+{
+    (void)fy, (void)t1, (void)t2, (void)t3;
+    ot__worker *w = ud;
+    if (w->cb_failed == CB_STOPPED)
+        return -1;
+    const ot_ode *ode = w->plan->ode;
+    double *a = SUNDenseMatrix_Data(J); /* column-major n x n, leading dim n */
+    int rc = ode->jac(t, ot__cview(N_VGetArrayPointer(y), w->n), w->p,
+                      ot__mview(a, w->n, w->n), ode->user);
+    if (rc != 0)
+        return user_rc(w, "jac", rc, t);
+    int bad = first_nonfinite(a, w->n * w->n);
+    if (bad >= 0)
+        return note(w, nan_rc(w),
+                    "jac wrote NaN or Inf at t = %g to J (column-major index %lld)", t,
+                    bad);
+    return 0;
+}
+
+static int root_wrap(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
+{
+    ot__worker *w = ud;
+    if (w->cb_failed == CB_STOPPED)
+        return -1;
+    const ot_ode *ode = w->plan->ode;
+    int rc = ode->root(t, ot__cview(N_VGetArrayPointer(y), w->n), w->p,
+                       ot__mview(g, ode->nroots, 1), ode->user);
+    /* CVODE has no recoverable root failure: any nonzero stops the lane. */
+    if (rc != 0)
+        return user_rc(w, "root", rc < 0 ? rc : -rc, t);
+    int bad = first_nonfinite(g, ode->nroots);
+    if (bad >= 0)
+        return note(w, -1, "root wrote NaN or Inf at t = %g to g[%lld]", t, bad);
+    return 0;
+}
+
+static void err_handler(int code, const char *module, const char *function, char *msg,
+                        void *ud)
+{
+    ot__worker *w = ud;
+    (void)code;
+    snprintf(w->cv_msg, sizeof w->cv_msg, "%s/%s: %s", module, function, msg);
+}
+
+/* ---- Creation ------------------------------------------------------------- */
+
+/* The CVODE setup shared by every lane: method, solvers, tolerances, options,
+ * roots and sensitivities. */
+static int configure(ot__worker *w)
+{
+    const ot__plan *pl = w->plan;
+    const ot_ode *ode = pl->ode;
+    void *cv = w->cv;
+    int f = CVodeInit(cv, rhs_wrap, pl->t0, w->y);
+    f = f ? f : CVodeSetUserData(cv, w);
+    f = f ? f : CVodeSetErrHandlerFn(cv, err_handler, w);
+    f = f ? f : CVodeSetMaxNumSteps(cv, pl->kind == OT__STEPS ? -1 : ode->max_steps);
+    if (!f && ode->h0 > 0)
+        f = CVodeSetInitStep(cv, ode->h0);
+    if (!f && ode->hmax > 0)
+        f = CVodeSetMaxStep(cv, ode->hmax);
+    if (!f && ode->atol_vec) {
+        w->atolv = N_VNew_Serial(w->n, w->ctx);
+        if (w->atolv == NULL)
+            return OT_ERR_NOMEM;
+        memcpy(N_VGetArrayPointer(w->atolv), ode->atol_vec,
+               (size_t)w->n * sizeof(double));
+        f = CVodeSVtolerances(cv, ode->rtol, w->atolv);
+    } else if (!f) {
+        f = CVodeSStolerances(cv, ode->rtol, ode->atol);
+    }
+    if (!f && ode->method == OT_BDF) {
+        w->A = SUNDenseMatrix(w->n, w->n, w->ctx);
+        w->LS = w->A ? SUNLinSol_Dense(w->y, w->A, w->ctx) : NULL;
+        if (w->LS == NULL)
+            return OT_ERR_NOMEM;
+        f = CVodeSetLinearSolver(cv, w->LS, w->A);
+        if (!f && ode->jac)
+            f = CVodeSetJacFn(cv, jac_wrap);
+    } else if (!f) {
+        w->NLS = SUNNonlinSol_FixedPoint(w->y, 0, w->ctx);
+        if (w->NLS == NULL)
+            return OT_ERR_NOMEM;
+        f = CVodeSetNonlinearSolver(cv, w->NLS);
+    }
+    if (!f && ode->nroots > 0)
+        f = CVodeRootInit(cv, (int)ode->nroots, root_wrap);
+    if (!f && pl->kind == OT__SENS) {
+        const int np = (int)pl->np;
+        w->yS = N_VCloneEmptyVectorArray(np, w->y);
+        if (w->yS == NULL)
+            return OT_ERR_NOMEM;
+        for (int j = 0; j < np; j++) {
+            N_VSetArrayPointer(w->yS0 + (size_t)j * (size_t)w->n, w->yS[j]);
+            N_VConst(0.0, w->yS[j]);
+        }
+        for (int j = 0; j < np; j++) { /* real values come with each lane */
+            w->pbuf[j] = 1.0;
+            w->pbar[j] = 1.0;
+        }
+        f = CVodeSensInit1(cv, np, CV_STAGGERED, NULL, w->yS);
+        f = f ? f : CVodeSetSensParams(cv, w->pbuf, w->pbar, NULL);
+        f = f ? f : CVodeSetSensErrCon(cv, SUNTRUE);
+        if (!f && (ode->sens_rtol > 0 || ode->sens_atol > 0)) {
+            for (int j = 0; j < np; j++)
+                w->sens_atol[j] = ode->sens_atol;
+            f = CVodeSensSStolerances(cv, ode->sens_rtol, w->sens_atol);
+        } else if (!f) {
+            f = CVodeSensEEtolerances(cv);
+        }
+        if (!f && ode->method == OT_ADAMS) {
+            w->NLSsens = SUNNonlinSol_FixedPointSens(np, w->y, 0, w->ctx);
+            if (w->NLSsens == NULL)
+                return OT_ERR_NOMEM;
+            f = CVodeSetNonlinearSolverSensStg(cv, w->NLSsens);
+        }
+    }
+    if (f == CV_MEM_FAIL)
+        return OT_ERR_NOMEM;
+    return f ? OT_ERR_SOLVER : OT_OK;
+}
+
+int ot__worker_new(ot__worker **out, const ot__plan *pl)
+{
+    ot__worker *w = calloc(1, sizeof *w);
+    if (w == NULL)
+        return ot__fail(OT_ERR_NOMEM, "solve: cannot allocate a worker");
+    w->plan = pl;
+    w->n = pl->n;
+    const size_t n = (size_t)pl->n, np = (size_t)pl->np, rows = (size_t)pl->rows;
+    /* scratch: ys, y0, yp, ym (n each); out, diff (rows each); for sens, the
+     * sensitivities and their initial values (np * n each). */
+    const size_t nscratch = 4 * n + 2 * rows + (pl->kind == OT__SENS ? 2 * np * n : 0);
+    w->scratch = malloc(nscratch * sizeof(double));
+    w->pbuf = malloc((2 * np + 1) * sizeof(double));
+    w->pbar = malloc((np + 1) * sizeof(double));
+    w->sens_atol = malloc((np + 1) * sizeof(double));
+    int st = OT_ERR_NOMEM;
+    if (w->scratch) {
+        w->ys_scratch = w->scratch;
+        w->y0_scratch = w->ys_scratch + n;
+        w->yp_scratch = w->y0_scratch + n;
+        w->ym_scratch = w->yp_scratch + n;
+        w->out_scratch = w->ym_scratch + n;
+        w->diff_scratch = w->out_scratch + rows;
+        w->sens_scratch = w->diff_scratch + rows;
+        w->yS0 = w->sens_scratch + np * n;
+    }
+    if (w->scratch && w->pbuf && w->pbar && w->sens_atol &&
+        SUNContext_Create(NULL, &w->ctx) == 0) {
+        w->y = N_VMake_Serial(pl->n, w->scratch, w->ctx);
+        w->y0 = w->y ? N_VMake_Serial(pl->n, w->scratch + n, w->ctx) : NULL;
+        w->cv = w->y0 ? CVodeCreate(pl->ode->method == OT_BDF ? CV_BDF : CV_ADAMS, w->ctx)
+                      : NULL;
+        if (w->cv) {
+            N_VConst(0.0, w->y);
+            st = configure(w);
+        }
+    }
+    if (st != OT_OK) {
+        const int nomem = st == OT_ERR_NOMEM;
+        char msg[sizeof w->cv_msg];
+        memcpy(msg, w->cv_msg, sizeof msg);
+        ot__worker_free(w);
+        return nomem ? ot__fail(OT_ERR_NOMEM, "solve: cannot allocate the CVODE solver")
+                     : ot__fail(OT_ERR_SOLVER, "solve: CVODE setup failed: %s", msg);
+    }
+    *out = w;
+    return OT_OK;
+}
+
+void ot__worker_free(ot__worker *w)
+{
+    if (w == NULL)
+        return;
+    if (w->yS)
+        N_VDestroyVectorArray(w->yS, (int)w->plan->np);
+    CVodeFree(&w->cv);
+    SUNLinSolFree(w->LS);
+    SUNMatDestroy(w->A);
+    SUNNonlinSolFree(w->NLS);
+    SUNNonlinSolFree(w->NLSsens);
+    N_VDestroy(w->atolv);
+    N_VDestroy(w->y);
+    N_VDestroy(w->y0);
+    SUNContext_Free(&w->ctx);
+    free(w->scratch);
+    free(w->pbuf);
+    free(w->pbar);
+    free(w->sens_atol);
+    free(w->steps_t);
+    free(w->steps_y);
+    free(w);
+}

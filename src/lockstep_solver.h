@@ -1,0 +1,51 @@
+/* Private: the lockstep solver state, shared by its setup and loops
+ * (lockstep.c) and its callback wrappers (lockstep_callbacks.c). */
+#ifndef OT_SRC_LOCKSTEP_SOLVER_H
+#define OT_SRC_LOCKSTEP_SOLVER_H
+
+#include <sundials/sundials_nonlinearsolver.h>
+
+#include "lockstep_impl.h"
+
+typedef struct {
+    const ot__plan *plan;
+    int64_t n, nb, np, rows;
+    SUNContext ctx;
+    void *cv;
+    N_Vector y, yout, ewt; /* lane vectors [n, nb] */
+    N_Vector atolv;
+    SUNMatrix A;
+    SUNLinearSolver LS;
+    SUNNonlinearSolver NLS, NLSsens;
+    N_Vector *yS;    /* [np] lane vectors */
+    double *p;       /* [np, nb]: the params every callback sees (broadcast expanded) */
+    double *pp;      /* [np, nb]: perturbed params for difference quotients */
+    double *o, *o2;  /* [rows, nb]: out scratch */
+    double *yp, *ym; /* [n, nb]: perturbed states */
+    double *inc;     /* [nb]: per-lane increments */
+    unsigned char *stopped; /* [nb]: lanes stopped by a root */
+    int *rootsfound;        /* [nroots * nb] */
+    int64_t dq_rhs_evals;   /* rhs calls made by our difference quotients */
+    int cb_failed;          /* 0, 1: a callback asked for a retry, 2: one failed */
+    int nan_count;
+    char cb_msg[256];
+    char cv_msg[256];
+} ot__lockstep;
+
+/* [rows, nb] (and [n, n, nb]) f64 views over compact solver storage. */
+ot_view ot__ls_view(const double *d, int64_t rows, int64_t nb);
+ot_view_mut ot__ls_mut(double *d, int64_t rows, int64_t nb);
+
+/* The CVODE callbacks, with user_data = the ot__lockstep. */
+int ot__ls_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *ud);
+int ot__ls_jac(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *ud, N_Vector t1,
+               N_Vector t2, N_Vector t3);
+int ot__ls_root(sunrealtype t, N_Vector y, sunrealtype *g, void *ud);
+int ot__ls_sens_rhs(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Vector *yS,
+                    N_Vector *ySdot, void *ud, N_Vector t1, N_Vector t2);
+void ot__ls_err(int code, const char *module, const char *function, char *msg, void *ud);
+
+/* Central-difference step for a parameter of value v. */
+double ot__ls_fd_step(double v);
+
+#endif

@@ -1,0 +1,24 @@
+/* Private: the problem struct, read by the solve drivers. */
+#ifndef OT_SRC_ODE_IMPL_H
+#define OT_SRC_ODE_IMPL_H
+
+#include "odetensor/ode.h"
+
+struct ot_ode {
+    int64_t n, np, nout, nroots;
+    ot_rhs_fn rhs;
+    ot_jac_fn jac;
+    ot_init_fn init;
+    ot_out_fn out;
+    ot_root_fn root;
+    void *user;
+    ot_progress_fn progress;
+    void *progress_user;
+    int method, mode, threads, out_dtype;
+    double rtol, atol, t0, h0, hmax, sens_rtol, sens_atol;
+    double *atol_vec; /* [n] or NULL: owned */
+    int64_t max_steps;
+    int max_steps_set;
+};
+
+#endif

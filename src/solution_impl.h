@@ -1,0 +1,28 @@
+/* Private: the solution struct the drivers fill. */
+#ifndef OT_SRC_SOLUTION_IMPL_H
+#define OT_SRC_SOLUTION_IMPL_H
+
+#include "odetensor/solution.h"
+
+struct ot_solution {
+    int64_t nbatch, nsens;
+    ot_tensor *ts, *ys;
+    ot_tensor **sens; /* [nsens] */
+    int *status;      /* [nbatch] */
+    char **message;   /* [nbatch]; NULL means "" (only failed lanes allocate) */
+    int64_t *count;   /* [nbatch] */
+    int *root_index;  /* [nbatch] */
+    double *root_time;
+    ot_lane_stats *stats;
+};
+
+/* A solution with per-lane arrays for nbatch lanes and room for nsens
+ * sensitivity tensors, every lane OT_OK, no root; tensors NULL.
+ * Ownership: *out is the caller's (ot_solution_free). */
+int ot__solution_new(ot_solution **out, int64_t nbatch, int64_t nsens);
+
+/* Stores lane b's failure: status and a copy of msg (truncated to 255 chars;
+ * an allocation failure keeps the status with an empty message). */
+void ot__solution_fail_lane(ot_solution *sol, int64_t b, int status, const char *msg);
+
+#endif
