@@ -35,7 +35,7 @@ CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
 LIB_SRC := src/error.c src/layout.c src/view.c src/tensor.c src/dlpack.c \
            src/ode.c src/solution.c src/solve_args.c src/lane_worker.c src/lane_solve.c \
-           src/lanes.c src/lockstep.c src/lockstep_callbacks.c src/lockstep_vector.c \
+           src/lanes.c src/lockstep.c src/lockstep_cpu.c src/lockstep_callbacks.c src/lockstep_vector.c \
            src/block_dense.c
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
 TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/check_solve.c \

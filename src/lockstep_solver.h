@@ -7,7 +7,28 @@
 
 #include "lockstep_impl.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ot__lockstep ot__lockstep;
+
+/* What differs between the CPU and CUDA lockstep: moving results out of
+ * solver vectors. */
 typedef struct {
+    /* Stores output i at time t from state y (and sensitivities in L->yS) for
+     * every running lane; OT_ERR_CALLBACK when the out callback fails. */
+    int (*emit)(ot__lockstep *L, ot_solution *sol, int64_t i, double t, N_Vector y);
+    /* Writes the recorded rows of every lane at (t, y) into host dst
+     * [rows, nb]. */
+    int (*host_rows)(ot__lockstep *L, double t, N_Vector y, double *dst);
+    /* NaN past each lane's count in ys and the sensitivities. */
+    void (*nan_fill)(ot__lockstep *L, ot_solution *sol);
+} ot__ls_backend;
+
+struct ot__lockstep {
+    const ot__ls_backend *be;
+    void *dev; /* backend state (CUDA) */
     const ot__plan *plan;
     int64_t n, nb, np, rows;
     SUNContext ctx;
@@ -30,7 +51,7 @@ typedef struct {
     int nan_count;
     char cb_msg[256];
     char cv_msg[256];
-} ot__lockstep;
+};
 
 /* [rows, nb] (and [n, n, nb]) f64 views over compact solver storage. */
 ot_view ot__ls_view(const double *d, int64_t rows, int64_t nb);
@@ -47,5 +68,19 @@ void ot__ls_err(int code, const char *module, const char *function, char *msg, v
 
 /* Central-difference step for a parameter of value v. */
 double ot__ls_fd_step(double v);
+
+/* The backend-neutral parts (lockstep.c). */
+void ot__ls_fail_batch(ot__lockstep *L, ot_solution *sol, int status, double t,
+                       const char *why);
+int ot__ls_all_stopped(const ot__lockstep *L);
+/* Solves a configured batch (dense, sens or steps) into sk, then fills the
+ * statistics and reports progress. */
+void ot__lockstep_loop(ot__lockstep *L, const ot__sink *sk);
+/* init failed: every lane fails with L->cb_msg, outputs NaN. */
+void ot__lockstep_init_failed(ot__lockstep *L, const ot__sink *sk);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

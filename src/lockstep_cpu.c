@@ -1,0 +1,321 @@
+/* Lockstep on the CPU: serial vectors with the per-lane norm, the block
+ * matrix and solver, host callbacks, and copies into host outputs. */
+#include <cvodes/cvodes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
+
+#include "error.h"
+#include "lockstep_solver.h"
+#include "output.h"
+
+static _Thread_local int plain_norm;
+
+void ot__lockstep_plain_norm(int plain) { plain_norm = plain; }
+
+/* ---- Setup ---------------------------------------------------------------- */
+
+static void free_solver(ot__lockstep *L)
+{
+    if (L->yS)
+        N_VDestroyVectorArray(L->yS, (int)L->np);
+    CVodeFree(&L->cv);
+    SUNLinSolFree(L->LS);
+    SUNMatDestroy(L->A);
+    SUNNonlinSolFree(L->NLS);
+    SUNNonlinSolFree(L->NLSsens);
+    N_VDestroy(L->y);
+    N_VDestroy(L->yout);
+    N_VDestroy(L->ewt);
+    N_VDestroy(L->atolv);
+    SUNContext_Free(&L->ctx);
+    free(L->p);
+    free(L->pp);
+    free(L->o);
+    free(L->o2);
+    free(L->yp);
+    free(L->ym);
+    free(L->inc);
+    free(L->stopped);
+    free(L->rootsfound);
+}
+
+/* y0 for every lane into L->y, and the initial sensitivities (zero, or
+ * central differences of init). */
+static int initial_state(ot__lockstep *L)
+{
+    const ot__plan *pl = L->plan;
+    const ot_ode *ode = pl->ode;
+    const int64_t n = L->n, nb = L->nb, np = L->np;
+    double *y = N_VGetArrayPointer(L->y);
+    for (int64_t b = 0; pl->has_y0 && b < nb; b++)
+        memcpy(y + b * n, ot_view_lane(pl->y0, b), (size_t)n * sizeof *y);
+    if (!pl->has_y0) {
+        int rc = ode->init(ot__ls_view(L->p, np, nb), ot__ls_mut(y, n, nb), ode->user);
+        if (rc != 0) {
+            snprintf(L->cb_msg, sizeof L->cb_msg, "init returned %d", rc);
+            return OT_ERR_CALLBACK;
+        }
+    }
+    for (int64_t j = 0; pl->kind == OT__SENS && j < np; j++) {
+        double *s = N_VGetArrayPointer(L->yS[j]);
+        memset(s, 0, (size_t)(n * nb) * sizeof *s);
+        if (pl->has_y0)
+            continue;
+        memcpy(L->pp, L->p, (size_t)(np * nb) * sizeof *L->pp);
+        for (int64_t b = 0; b < nb; b++)
+            L->pp[b * np + j] += ot__ls_fd_step(L->p[b * np + j]);
+        int rc =
+            ode->init(ot__ls_view(L->pp, np, nb), ot__ls_mut(L->yp, n, nb), ode->user);
+        for (int64_t b = 0; b < nb; b++)
+            L->pp[b * np + j] = L->p[b * np + j] - ot__ls_fd_step(L->p[b * np + j]);
+        if (rc == 0)
+            rc = ode->init(ot__ls_view(L->pp, np, nb), ot__ls_mut(L->ym, n, nb),
+                           ode->user);
+        if (rc != 0) {
+            snprintf(L->cb_msg, sizeof L->cb_msg, "init returned %d", rc);
+            return OT_ERR_CALLBACK;
+        }
+        for (int64_t b = 0; b < nb; b++)
+            for (int64_t i = b * n; i < (b + 1) * n; i++)
+                s[i] = (L->yp[i] - L->ym[i]) / (2 * ot__ls_fd_step(L->p[b * np + j]));
+    }
+    for (int64_t k = 0; k < n * nb; k++)
+        if (!isfinite(y[k])) {
+            snprintf(L->cb_msg, sizeof L->cb_msg, "init wrote NaN or Inf in lane %lld",
+                     (long long)(k / n));
+            return OT_ERR_CALLBACK;
+        }
+    return OT_OK;
+}
+
+static int configure(ot__lockstep *L)
+{
+    const ot__plan *pl = L->plan;
+    const ot_ode *ode = pl->ode;
+    void *cv = L->cv;
+    int f = CVodeInit(cv, ot__ls_rhs, pl->t0, L->y);
+    f = f ? f : CVodeSetUserData(cv, L);
+    f = f ? f : CVodeSetErrHandlerFn(cv, ot__ls_err, L);
+    f = f ? f : CVodeSetMaxNumSteps(cv, pl->kind == OT__STEPS ? -1 : ode->max_steps);
+    if (!f && ode->h0 > 0)
+        f = CVodeSetInitStep(cv, ode->h0);
+    if (!f && ode->hmax > 0)
+        f = CVodeSetMaxStep(cv, ode->hmax);
+    if (!f && ode->atol_vec) {
+        L->atolv = N_VClone(L->y);
+        if (L->atolv == NULL)
+            return OT_ERR_NOMEM;
+        double *a = N_VGetArrayPointer(L->atolv);
+        for (int64_t b = 0; b < L->nb; b++)
+            memcpy(a + b * L->n, ode->atol_vec, (size_t)L->n * sizeof *a);
+        f = CVodeSVtolerances(cv, ode->rtol, L->atolv);
+    } else if (!f) {
+        f = CVodeSStolerances(cv, ode->rtol, ode->atol);
+    }
+    if (!f && ode->method == OT_BDF) {
+        L->A = ot__block_matrix_new(L->n, L->nb, L->ctx);
+        L->LS = L->A ? ot__block_solver_new(L->n, L->nb, L->ctx) : NULL;
+        if (L->LS == NULL)
+            return OT_ERR_NOMEM;
+        f = CVodeSetLinearSolver(cv, L->LS, L->A);
+        f = f ? f : CVodeSetJacFn(cv, ot__ls_jac);
+    } else if (!f) {
+        L->NLS = SUNNonlinSol_FixedPoint(L->y, 0, L->ctx);
+        if (L->NLS == NULL)
+            return OT_ERR_NOMEM;
+        f = CVodeSetNonlinearSolver(cv, L->NLS);
+    }
+    if (!f && ode->nroots > 0)
+        f = CVodeRootInit(cv, (int)(ode->nroots * L->nb), ot__ls_root);
+    if (!f && pl->kind == OT__SENS) {
+        f = CVodeSensInit(cv, (int)L->np, CV_STAGGERED, ot__ls_sens_rhs, L->yS);
+        f = f ? f : CVodeSetSensErrCon(cv, SUNTRUE);
+        if (!f && (ode->sens_rtol > 0 || ode->sens_atol > 0)) {
+            double *atols = malloc((size_t)L->np * sizeof *atols);
+            if (atols == NULL)
+                return OT_ERR_NOMEM;
+            for (int64_t j = 0; j < L->np; j++)
+                atols[j] = ode->sens_atol;
+            f = CVodeSensSStolerances(cv, ode->sens_rtol, atols);
+            free(atols);
+        } else if (!f) {
+            f = CVodeSensEEtolerances(cv);
+        }
+        if (!f && ode->method == OT_ADAMS) {
+            L->NLSsens = SUNNonlinSol_FixedPointSens((int)L->np, L->y, 0, L->ctx);
+            if (L->NLSsens == NULL)
+                return OT_ERR_NOMEM;
+            f = CVodeSetNonlinearSolverSensStg(cv, L->NLSsens);
+        }
+    }
+    if (f == CV_MEM_FAIL)
+        return OT_ERR_NOMEM;
+    return f ? OT_ERR_SOLVER : OT_OK;
+}
+
+static int make_solver(ot__lockstep *L, const ot__plan *pl)
+{
+    memset(L, 0, sizeof *L);
+    L->plan = pl;
+    L->n = pl->n;
+    L->nb = pl->nbatch;
+    L->np = pl->np;
+    L->rows = pl->rows;
+    const size_t n = (size_t)L->n, nb = (size_t)L->nb, np = (size_t)L->np;
+    const size_t rows = (size_t)L->rows, nr = (size_t)pl->ode->nroots;
+    L->p = malloc((np * nb + 1) * sizeof *L->p);
+    L->pp = malloc((np * nb + 1) * sizeof *L->pp);
+    L->o = malloc(rows * nb * sizeof *L->o);
+    L->o2 = malloc(rows * nb * sizeof *L->o2);
+    L->yp = malloc(n * nb * sizeof *L->yp);
+    L->ym = malloc(n * nb * sizeof *L->ym);
+    L->inc = malloc(nb * sizeof *L->inc);
+    L->stopped = calloc(nb, 1);
+    L->rootsfound = malloc((nr * nb + 1) * sizeof *L->rootsfound);
+    if (!L->p || !L->pp || !L->o || !L->o2 || !L->yp || !L->ym || !L->inc ||
+        !L->stopped || !L->rootsfound || SUNContext_Create(NULL, &L->ctx) != 0)
+        return OT_ERR_NOMEM;
+    for (int64_t b = 0; b < L->nb && np > 0; b++)
+        memcpy(L->p + b * L->np, ot_view_lane(pl->p, b), np * sizeof *L->p);
+    L->y = ot__lane_vector_new(L->n, L->nb, plain_norm, L->ctx);
+    L->yout = L->y ? N_VClone(L->y) : NULL;
+    L->ewt = L->yout ? N_VClone(L->y) : NULL;
+    if (L->ewt == NULL)
+        return OT_ERR_NOMEM;
+    if (pl->kind == OT__SENS && (L->yS = N_VCloneVectorArray((int)np, L->y)) == NULL)
+        return OT_ERR_NOMEM;
+    int st = initial_state(L);
+    if (st != OT_OK)
+        return st;
+    L->cv = CVodeCreate(pl->ode->method == OT_BDF ? CV_BDF : CV_ADAMS, L->ctx);
+    return L->cv ? configure(L) : OT_ERR_NOMEM;
+}
+
+/* The recorded rows for all lanes at (t, y): y itself or the out function's. */
+static const double *rows_at(ot__lockstep *L, double t, const double *y, int *st)
+{
+    const ot_ode *ode = L->plan->ode;
+    *st = OT_OK;
+    if (!ode->out)
+        return y;
+    int rc = ode->out(t, ot__ls_view(y, L->n, L->nb), ot__ls_view(L->p, L->np, L->nb),
+                      ot__ls_mut(L->o, L->rows, L->nb), ode->user);
+    if (rc != 0) {
+        snprintf(L->cb_msg, sizeof L->cb_msg, "out returned %d at t = %g", rc, t);
+        L->cb_failed = 1;
+        *st = OT_ERR_CALLBACK;
+    }
+    return L->o;
+}
+
+/* Output sensitivity j for all lanes into L->o2 (central differences of out
+ * along (s_j, e_j)). */
+static int out_sens(ot__lockstep *L, double t, const double *y, const double *s,
+                    int64_t j)
+{
+    const ot_ode *ode = L->plan->ode;
+    const int64_t n = L->n, nb = L->nb, np = L->np;
+    memcpy(L->pp, L->p, (size_t)(np * nb) * sizeof *L->pp);
+    for (int64_t b = 0; b < nb; b++) {
+        const double h = ot__ls_fd_step(L->p[b * np + j]);
+        for (int64_t i = b * n; i < (b + 1) * n; i++) {
+            L->yp[i] = y[i] + h * s[i];
+            L->ym[i] = y[i] - h * s[i];
+        }
+        L->pp[b * np + j] += h;
+    }
+    int rc = ode->out(t, ot__ls_view(L->yp, n, nb), ot__ls_view(L->pp, np, nb),
+                      ot__ls_mut(L->o2, L->rows, nb), ode->user);
+    for (int64_t b = 0; b < nb; b++)
+        L->pp[b * np + j] = L->p[b * np + j] - ot__ls_fd_step(L->p[b * np + j]);
+    if (rc == 0)
+        rc = ode->out(t, ot__ls_view(L->ym, n, nb), ot__ls_view(L->pp, np, nb),
+                      ot__ls_mut(L->o, L->rows, nb), ode->user);
+    if (rc != 0) {
+        snprintf(L->cb_msg, sizeof L->cb_msg, "out returned %d at t = %g", rc, t);
+        L->cb_failed = 1;
+        return OT_ERR_CALLBACK;
+    }
+    for (int64_t b = 0; b < nb; b++) {
+        const double h2 = 2 * ot__ls_fd_step(L->p[b * np + j]);
+        for (int64_t r = b * L->rows; r < (b + 1) * L->rows; r++)
+            L->o2[r] = (L->o2[r] - L->o[r]) / h2;
+    }
+    return OT_OK;
+}
+
+/* Stores output i for every running lane from state y. */
+static int emit_dense(ot__lockstep *L, ot_solution *sol, int64_t i, double t, N_Vector yv)
+{
+    const double *y = N_VGetArrayPointer(yv);
+    int st;
+    const double *rows = rows_at(L, t, y, &st);
+    if (st != OT_OK)
+        return st;
+    for (int64_t b = 0; b < L->nb; b++)
+        if (!L->stopped[b])
+            ot__out_store(sol->ys, i, b, rows + b * L->rows, L->rows);
+    for (int64_t j = 0; L->plan->kind == OT__SENS && j < L->np; j++) {
+        const double *s = N_VGetArrayPointer(L->yS[j]);
+        if (L->plan->ode->out) {
+            if ((st = out_sens(L, t, y, s, j)) != OT_OK)
+                return st;
+            s = L->o2;
+        }
+        for (int64_t b = 0; b < L->nb; b++)
+            if (!L->stopped[b])
+                ot__out_store(sol->sens[j], i, b, s + b * L->rows, L->rows);
+    }
+    for (int64_t b = 0; b < L->nb; b++)
+        if (!L->stopped[b]) {
+            sol->count[b] = i + 1;
+            sol->stats[b].final_time = t;
+        }
+    return OT_OK;
+}
+
+/* The recorded rows of every lane at (t, y) into dst [rows, nb]. */
+static int host_rows(ot__lockstep *L, double t, N_Vector y, double *dst)
+{
+    int st;
+    const double *rows = rows_at(L, t, N_VGetArrayPointer(y), &st);
+    if (st == OT_OK)
+        memcpy(dst, rows, (size_t)(L->rows * L->nb) * sizeof *dst);
+    return st;
+}
+
+/* NaN past each lane's count: after its root, failure, or the batch's. */
+static void nan_after_counts(ot__lockstep *L, ot_solution *sol)
+{
+    const ot__plan *pl = L->plan;
+    for (int64_t b = 0; b < L->nb; b++)
+        for (int64_t k = sol->count[b]; k < pl->nt; k++) {
+            ot__out_nan(sol->ys, k, b, pl->rows);
+            for (int64_t j = 0; pl->kind == OT__SENS && j < pl->np; j++)
+                ot__out_nan(sol->sens[j], k, b, pl->rows);
+        }
+}
+static const ot__ls_backend cpu_backend = {emit_dense, host_rows, nan_after_counts};
+
+int ot__lockstep_run(const ot__plan *pl, const ot__sink *sk)
+{
+    ot__lockstep L;
+    int st = make_solver(&L, pl);
+    L.be = &cpu_backend;
+    if (st == OT_ERR_CALLBACK) {
+        ot__lockstep_init_failed(&L, sk); /* every lane fails; the call goes on */
+        st = OT_OK;
+    } else if (st != OT_OK) {
+        st = st == OT_ERR_NOMEM
+                 ? ot__fail(st,
+                            "solve: cannot allocate the lockstep solver for %lld lanes",
+                            (long long)pl->nbatch)
+                 : ot__fail(st, "solve: CVODE setup failed: %s", L.cv_msg);
+    } else {
+        ot__lockstep_loop(&L, sk);
+    }
+    free_solver(&L);
+    return st;
+}
