@@ -2,6 +2,7 @@
 #   make check            build and run every test (installs Debian deps first)
 #   make check SANITIZE=1 the same under AddressSanitizer + UBSan
 #   make demo             build and run the main example
+#   make cuda             the CUDA lockstep backend (build/cuda/), needs nvcc
 #   make install PREFIX=/usr DESTDIR=/tmp/stage
 
 PREFIX  ?= /usr/local
@@ -36,7 +37,7 @@ CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 LIB_SRC := src/error.c src/layout.c src/view.c src/tensor.c src/dlpack.c \
            src/ode.c src/solution.c src/solve_args.c src/lane_worker.c src/lane_solve.c \
            src/lanes.c src/lockstep.c src/lockstep_cpu.c src/lockstep_callbacks.c src/lockstep_vector.c \
-           src/block_dense.c
+           src/block_dense.c src/cuda_none.c
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
 TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/check_solve.c \
             tests/check_solve_faults.c tests/check_lockstep.c
@@ -87,7 +88,8 @@ $(B)/tests/check_odetensor: $(TEST_OBJ) $(STATIC)
 	$(CC) $(SANFLAGS) -o $@ $(TEST_OBJ) $(STATIC) $(CHECK_LIBS) $(LDLIBS_CORE)
 
 check: deps-check
-	@$(MAKE) --no-print-directory test-headers test-readme test-python test-examples test-c
+	@$(MAKE) --no-print-directory test-headers test-readme test-python test-examples test-cuda \
+	    test-c
 
 # The public headers must compile alone, as C11 and as C++11.
 test-headers:
@@ -151,7 +153,9 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libodetensor.a $(DESTDIR)$(LIBDIR)/libodetensor.so \
 	      $(DESTDIR)$(LIBDIR)/libodetensor.so.0 $(DESTDIR)$(LIBDIR)/pkgconfig/odetensor.pc
 
-FORMAT_FILES = $(wildcard include/*.h include/odetensor/*.h src/*.c src/*.h tests/*.c examples/*.c)
+FORMAT_FILES = $(wildcard include/*.h include/odetensor/*.h src/*.c src/*.h tests/*.c examples/*.c \
+                          src/cuda/*.cu src/cuda/*.h tests/cuda/* examples/cuda/* \
+                          bench/*.c bench/*.h)
 
 lint:
 	@sh scripts/deps.sh lint
@@ -165,6 +169,8 @@ format:
 
 clean:
 	rm -rf build
+
+include mk/cuda.mk
 
 # Keep objects make would treat as intermediate (examples).
 .SECONDARY:

@@ -4,7 +4,7 @@
 # apt-get, otherwise it prints the exact command and stops.
 set -eu
 
-# Usage: scripts/deps.sh [group...]; groups: build (default), check, lint.
+# Usage: scripts/deps.sh [group...]; groups: build (default), check, lint, cuda, bench.
 groups=${*:-build}
 pkgs=""
 for g in $groups; do
@@ -12,7 +12,9 @@ for g in $groups; do
         build) pkgs="$pkgs libsundials-dev libdlpack-dev pkg-config make gcc" ;;
         check) pkgs="$pkgs libsundials-dev libdlpack-dev pkg-config make gcc g++ check python3 python3-numpy" ;;
         lint)  pkgs="$pkgs cppcheck clang-format" ;;
-        *) echo "deps.sh: unknown group '$g' (known: build check lint)" >&2; exit 2 ;;
+        cuda)  pkgs="$pkgs cmake xz-utils libsundials-dev pkg-config make gcc g++ check" ;;
+        bench) pkgs="$pkgs libsundials-dev pkg-config make gcc valgrind time python3 python3-numpy python3-scipy" ;;
+        *) echo "deps.sh: unknown group '$g' (known: build check lint cuda bench)" >&2; exit 2 ;;
     esac
 done
 

@@ -4,6 +4,10 @@
 
 #include "odetensor/status.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 #define OT_PRINTF_(f, a) __attribute__((format(printf, f, a)))
 #else
@@ -13,5 +17,9 @@
 /* Formats this thread's last error message and returns status, so a check
  * reads `return ot__fail(OT_ERR_ARG, "y0: ...", ...);`. */
 int ot__fail(int status, const char *fmt, ...) OT_PRINTF_(2, 3);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "cuda_backend.h"
 #include "lockstep_impl.h"
 #include "solve_impl.h"
 #include "tensor_impl.h"
@@ -103,6 +104,8 @@ static int run_lanes(const ot__plan *pl, const ot__sink *sink)
 
 static int dispatch(const ot__plan *pl, const ot__sink *sink)
 {
+    if (pl->ode->device.type == OT_CUDA)
+        return ot__cuda_lockstep_run(pl, sink);
     return pl->ode->mode == OT_LOCKSTEP ? ot__lockstep_run(pl, sink)
                                         : run_lanes(pl, sink);
 }
@@ -134,9 +137,11 @@ static int solve_at_times(const ot_ode *ode, ot_view y0, ot_view params, ot_view
     if (st == OT_OK)
         st = ot__solution_new(&sol, pl.nbatch, nsens);
     const int64_t shape[3] = {pl.rows, pl.nt, pl.nbatch};
-    if (st == OT_OK)
+    /* Outputs kept on a CUDA device are allocated there by the backend. */
+    const int host_out = !(ode && ode->device.type == OT_CUDA && ode->outputs_on_device);
+    if (st == OT_OK && host_out)
         st = ot__tensor_alloc(&sol->ys, (ot_dtype)ode->out_dtype, 3, shape, "ys");
-    for (int64_t j = 0; st == OT_OK && j < nsens; j++)
+    for (int64_t j = 0; st == OT_OK && host_out && j < nsens; j++)
         st = ot__tensor_alloc(&sol->sens[j], (ot_dtype)ode->out_dtype, 3, shape, "sens");
     if (st == OT_OK)
         st = ot__tensor_alloc(&sol->ts, OT_F64, 1, &pl.nt, "ts");

@@ -4,6 +4,10 @@
 
 #include "odetensor/tensor.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Checks the fields every layout needs (ndim, dtype, device, shape, data,
  * alignment, stride multiples, int64 overflow of the addressed extent)
  * without the column-major rules, so it accepts row-major and negative
@@ -21,5 +25,9 @@ int ot__layout_build(ot_layout *out, void *data, int dtype, ot_device device, in
 
 /* Product of the first ndim extents; the caller has checked for overflow. */
 int64_t ot__layout_numel(const ot_layout *l);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lockstep_solver.h"
+#include "output.h"
 
 /* ---- Results -------------------------------------------------------------- */
 
@@ -199,6 +200,17 @@ static void solve_steps(ot__lockstep *L, const ot__sink *sk)
     hand_over(L, sk, &r);
     free(r.t);
     free(r.y);
+}
+/* NaN past each lane's count, in host outputs. */
+void ot__ls_nan_fill_host(ot__lockstep *L, ot_solution *sol)
+{
+    const ot__plan *pl = L->plan;
+    for (int64_t b = 0; b < L->nb; b++)
+        for (int64_t k = sol->count[b]; k < pl->nt; k++) {
+            ot__out_nan(sol->ys, k, b, pl->rows);
+            for (int64_t j = 0; pl->kind == OT__SENS && j < pl->np; j++)
+                ot__out_nan(sol->sens[j], k, b, pl->rows);
+        }
 }
 /* ---- Entry ---------------------------------------------------------------- */
 

@@ -286,18 +286,7 @@ static int host_rows(ot__lockstep *L, double t, N_Vector y, double *dst)
     return st;
 }
 
-/* NaN past each lane's count: after its root, failure, or the batch's. */
-static void nan_after_counts(ot__lockstep *L, ot_solution *sol)
-{
-    const ot__plan *pl = L->plan;
-    for (int64_t b = 0; b < L->nb; b++)
-        for (int64_t k = sol->count[b]; k < pl->nt; k++) {
-            ot__out_nan(sol->ys, k, b, pl->rows);
-            for (int64_t j = 0; pl->kind == OT__SENS && j < pl->np; j++)
-                ot__out_nan(sol->sens[j], k, b, pl->rows);
-        }
-}
-static const ot__ls_backend cpu_backend = {emit_dense, host_rows, nan_after_counts};
+static const ot__ls_backend cpu_backend = {emit_dense, host_rows, ot__ls_nan_fill_host};
 
 int ot__lockstep_run(const ot__plan *pl, const ot__sink *sk)
 {

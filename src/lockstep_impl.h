@@ -8,6 +8,10 @@
 
 #include "solve_impl.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A serial vector of length n * nbatch whose WRMS norms are the maximum over
  * lanes of each lane's norm (plain_norm: CVODE's ordinary norm, for tests
  * that show the difference). Its clones keep both properties.
@@ -33,5 +37,9 @@ int ot__lockstep_run(const ot__plan *plan, const ot__sink *sink);
 /* Test hook: lockstep solves on this thread use CVODE's plain WRMS norm
  * instead of the per-lane maximum (1), or the per-lane norm again (0). */
 void ot__lockstep_plain_norm(int plain);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

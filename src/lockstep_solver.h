@@ -76,6 +76,8 @@ int ot__ls_all_stopped(const ot__lockstep *L);
 /* Solves a configured batch (dense, sens or steps) into sk, then fills the
  * statistics and reports progress. */
 void ot__lockstep_loop(ot__lockstep *L, const ot__sink *sk);
+/* NaN past each lane's count in host ys and sensitivities. */
+void ot__ls_nan_fill_host(ot__lockstep *L, ot_solution *sol);
 /* init failed: every lane fails with L->cb_msg, outputs NaN. */
 void ot__lockstep_init_failed(ot__lockstep *L, const ot__sink *sk);
 

@@ -31,6 +31,7 @@ int ot_ode_new(ot_ode **out, int64_t nstates, int64_t nparams, ot_rhs_fn rhs, vo
     o->rtol = 1e-6;
     o->atol = 1e-8;
     o->max_steps = 500;
+    o->device.type = OT_CPU;
     *out = o;
     return OT_OK;
 }
@@ -251,5 +252,24 @@ int ot_ode_set_sens_tolerances(ot_ode *ode, double rtol, double atol)
         return st;
     ode->sens_rtol = rtol;
     ode->sens_atol = atol;
+    return OT_OK;
+}
+
+int ot_ode_set_device(ot_ode *ode, ot_device device)
+{
+    NEED_ODE("ot_ode_set_device");
+    if ((device.type != OT_CPU && device.type != OT_CUDA) || device.id < 0)
+        return ot__fail(OT_ERR_DEVICE,
+                        "device: (%d, %d); odetensor runs on CPU (1) or CUDA (2) with an "
+                        "id >= 0",
+                        (int)device.type, (int)device.id);
+    ode->device = device;
+    return OT_OK;
+}
+
+int ot_ode_set_outputs_on_device(ot_ode *ode, int on_device)
+{
+    NEED_ODE("ot_ode_set_outputs_on_device");
+    ode->outputs_on_device = on_device != 0;
     return OT_OK;
 }

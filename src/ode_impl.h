@@ -19,6 +19,8 @@ struct ot_ode {
     double *atol_vec; /* [n] or NULL: owned */
     int64_t max_steps;
     int max_steps_set;
+    ot_device device;
+    int outputs_on_device;
 };
 
 #endif

@@ -4,6 +4,10 @@
 
 #include "odetensor/solution.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct ot_solution {
     int64_t nbatch, nsens;
     ot_tensor *ts, *ys;
@@ -24,5 +28,9 @@ int ot__solution_new(ot_solution **out, int64_t nbatch, int64_t nsens);
 /* Stores lane b's failure: status and a copy of msg (truncated to 255 chars;
  * an allocation failure keeps the status with an empty message). */
 void ot__solution_fail_lane(ot_solution *sol, int64_t b, int status, const char *msg);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

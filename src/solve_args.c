@@ -3,17 +3,36 @@
 #include <string.h>
 
 #include "error.h"
+#include "cuda_backend.h"
 #include "solve_impl.h"
 
-/* v as f64: the view itself, or a converted copy owned by *owned. */
-static int as_f64(ot_view *v, ot_tensor **owned, const char *name)
+/* v as an f64 view the solve can read: the view itself, a converted host
+ * copy owned by *owned, or (CUDA solves, y0 and params) a device view used
+ * in place. *on_device tells which. */
+static int as_f64(const ot__plan *pl, ot_view *v, ot_tensor **owned, const char *name,
+                  int device_ok, int *on_device)
 {
-    if (v->layout.device.type != OT_CPU)
+    const int cuda_solve = pl->ode->device.type == OT_CUDA;
+    *on_device = v->layout.device.type == OT_CUDA;
+    if (*on_device && !cuda_solve)
         return ot__fail(OT_ERR_DEVICE,
-                        "%s: device memory; lanes mode reads inputs on the CPU", name);
-    if (v->layout.dtype == OT_F64)
+                        "%s: device memory, but this solve runs on the CPU "
+                        "(ot_ode_set_device selects CUDA)",
+                        name);
+    if (*on_device && device_ok) {
+        if (v->layout.dtype != OT_F64)
+            return ot__fail(OT_ERR_DTYPE, "%s: device inputs must be f64", name);
         return OT_OK;
-    int st = ot_tensor_copy_colmajor(owned, &v->layout, OT_F64);
+    }
+    int st;
+    if (*on_device) { /* t_eval: the host drives the output loop */
+        st = ot__cuda_to_host(*v, owned, name);
+        *on_device = 0;
+    } else if (v->layout.dtype == OT_F64) {
+        return OT_OK;
+    } else {
+        st = ot_tensor_copy_colmajor(owned, &v->layout, OT_F64);
+    }
     if (st == OT_OK)
         *v = ot_tensor_view(*owned);
     return st;
@@ -46,7 +65,8 @@ static int check_times(ot__plan *pl, ot_view t_eval)
     if (t_eval.layout.ndim != 1 || t_eval.layout.shape[0] < 1)
         return ot__fail(OT_ERR_SHAPE, "t_eval: needs shape [nt] with nt >= 1 (ndim %d)",
                         (int)t_eval.layout.ndim);
-    int st = as_f64(&t_eval, &pl->owned[2], "t_eval");
+    int dev;
+    int st = as_f64(pl, &t_eval, &pl->owned[2], "t_eval", 0, &dev);
     if (st != OT_OK)
         return st;
     pl->nt = t_eval.layout.shape[0];
@@ -96,11 +116,14 @@ int ot__plan_make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
     if (ly == 0 || lp == 0)
         return ot__fail(OT_ERR_SHAPE, "%s: has 0 lanes; a batch needs at least one lane",
                         ly == 0 ? "y0" : "params");
-    int st;
+    if (ode->device.type == OT_CUDA && ode->mode != OT_LOCKSTEP)
+        return ot__fail(OT_ERR_ARG, "device: CUDA solves run in OT_LOCKSTEP mode "
+                                    "(ot_ode_set_mode)");
+    int st, dev;
     if (pl->has_y0) {
         if ((st = ot_view_check_lanes(y0, pl->n, pl->nbatch, "y0")) != OT_OK ||
-            (st = as_f64(&y0, &pl->owned[0], "y0")) != OT_OK ||
-            (st = check_finite(y0, pl->n, pl->nbatch, "y0")) != OT_OK)
+            (st = as_f64(pl, &y0, &pl->owned[0], "y0", 1, &dev)) != OT_OK ||
+            (!dev && (st = check_finite(y0, pl->n, pl->nbatch, "y0")) != OT_OK))
             return st;
         pl->y0 = y0;
     }
@@ -111,8 +134,8 @@ int ot__plan_make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
         pl->p.layout.shape[2] = 1;
     } else {
         if ((st = ot_view_check_lanes(params, pl->np, pl->nbatch, "params")) != OT_OK ||
-            (st = as_f64(&params, &pl->owned[1], "params")) != OT_OK ||
-            (st = check_finite(params, pl->np, pl->nbatch, "params")) != OT_OK)
+            (st = as_f64(pl, &params, &pl->owned[1], "params", 1, &dev)) != OT_OK ||
+            (!dev && (st = check_finite(params, pl->np, pl->nbatch, "params")) != OT_OK))
             return st;
         pl->p = params;
     }

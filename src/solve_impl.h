@@ -5,6 +5,10 @@
 #include "ode_impl.h"
 #include "solution_impl.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum { OT__DENSE = 1, OT__STEPS = 2, OT__SENS = 3 } ot__kind;
 
 /* Everything a lane needs, checked once: f64 views (f32 inputs converted
@@ -49,5 +53,9 @@ void ot__worker_free(ot__worker *w);
  * statistics go into sink->sol. Never fails as a whole: a lane that cannot
  * be solved records why. */
 void ot__worker_solve_lane(ot__worker *w, int64_t b, const ot__sink *sink);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

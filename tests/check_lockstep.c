@@ -456,6 +456,84 @@ START_TEST(adams_matches_analytic)
 }
 END_TEST
 
+/* The device options are checked when set and when solving; this build has
+ * no CUDA backend (make check links src/cuda_none.c), so a CUDA solve says
+ * so with OT_ERR_NO_CUDA and returns no solution. */
+START_TEST(device_requests_without_cuda)
+{
+    double k = 0.5, y0 = 1, t[2] = {0.5, 1};
+    ot_ode *ode;
+    ck_assert_int_eq(ot_ode_new(&ode, 1, 1, decay_rhs, NULL), OT_OK);
+    ck_assert_status(ot_ode_set_device(ode, (ot_device){4, 0}), OT_ERR_DEVICE,
+                     "device: (4, 0)");
+    ck_assert_status(ot_ode_set_device(ode, (ot_device){OT_CUDA, -1}), OT_ERR_DEVICE,
+                     "id >= 0");
+    ck_assert_int_eq(ot_ode_set_device(ode, (ot_device){OT_CUDA, 0}), OT_OK);
+    ot_solution *s = NULL;
+    ck_assert_status(ot_solve_dense(ode, view1(&y0, 1), view1(&k, 1), view1(t, 2), &s),
+                     OT_ERR_ARG, "OT_LOCKSTEP");
+    ck_assert_int_eq(ot_ode_set_mode(ode, OT_LOCKSTEP), OT_OK);
+    ck_assert_status(ot_solve_dense(ode, view1(&y0, 1), view1(&k, 1), view1(t, 2), &s),
+                     OT_ERR_NO_CUDA, "without the CUDA backend");
+    ck_assert_ptr_null(s);
+    int count = 7;
+    ck_assert_status(ot_cuda_device_count(&count), OT_ERR_NO_CUDA, "make cuda");
+    ck_assert_int_eq(count, 0);
+    /* Device memory on a CPU solve is refused before anything runs. */
+    ck_assert_int_eq(ot_ode_set_device(ode, (ot_device){OT_CPU, 0}), OT_OK);
+    ot_view dev;
+    const int64_t one = 1;
+    ck_assert_int_eq(ot_view_make(&dev, (void *)(uintptr_t)0x1000, OT_F64,
+                                  (ot_device){OT_CUDA, 0}, 1, &one, NULL),
+                     OT_OK);
+    ck_assert_status(ot_solve_dense(ode, dev, view1(&k, 1), view1(t, 2), &s),
+                     OT_ERR_DEVICE, "y0: device memory");
+    ot_ode_free(ode);
+}
+END_TEST
+
+/* One init and one out callback serve both modes and agree. */
+static int init_from_k(ot_view p, ot_view_mut y0, void *u)
+{
+    (void)u;
+    for (int64_t b = 0; b < p.layout.shape[1]; b++)
+        ot_view_mut_col_f64(y0, b, 0)[0] = 1.0 / ot_view_col_f64(p, b, 0)[0];
+    return 0;
+}
+
+static int out_double(double t, ot_view y, ot_view p, ot_view_mut o, void *u)
+{
+    (void)t, (void)p, (void)u;
+    for (int64_t b = 0; b < y.layout.shape[1]; b++)
+        ot_view_mut_col_f64(o, b, 0)[0] = 2 * ot_view_col_f64(y, b, 0)[0];
+    return 0;
+}
+
+START_TEST(init_and_out_match_analytic)
+{
+    double k[24], t[6];
+    for (int b = 0; b < 24; b++)
+        k[b] = 0.5 + 0.1 * b;
+    for (int i = 0; i < 6; i++)
+        t[i] = 0.5 * i;
+    ot_ode *ode;
+    ck_assert_int_eq(ot_ode_new(&ode, 1, 1, decay_rhs, NULL), OT_OK);
+    ck_assert_int_eq(ot_ode_set_init(ode, init_from_k), OT_OK);
+    ck_assert_int_eq(ot_ode_set_out(ode, 1, out_double), OT_OK);
+    ck_assert_int_eq(ot_ode_set_rtol(ode, 1e-9), OT_OK);
+    ck_assert_int_eq(ot_ode_set_atol(ode, 1e-12), OT_OK);
+    ot_solution *s =
+        solve_mode(ode, OT_LOCKSTEP, ot_view_absent(), view2(k, 1, 24), view1(t, 6));
+    const ot_view ys = ot_tensor_view(ot_solution_ys(s));
+    for (int b = 0; b < 24; b++)
+        for (int i = 0; i < 6; i++)
+            ck_assert_double_eq_tol(ot_view_col_f64(ys, i, b)[0],
+                                    2 / k[b] * exp(-k[b] * t[i]), 1e-7);
+    ot_solution_free(s);
+    ot_ode_free(ode);
+}
+END_TEST
+
 Suite *lockstep_suite(void)
 {
     Suite *s = suite_create("lockstep");
@@ -471,6 +549,8 @@ Suite *lockstep_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, callback_failure_stops_the_batch);
     tcase_add_test(tc, roots_stop_each_lane_at_its_event);
+    tcase_add_test(tc, device_requests_without_cuda);
+    tcase_add_test(tc, init_and_out_match_analytic);
     suite_add_tcase(s, tc);
     return s;
 }

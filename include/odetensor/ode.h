@@ -103,6 +103,23 @@ OT_API int ot_ode_set_max_steps(ot_ode *ode, int64_t max_steps);
 /* Worker threads for OT_LANES; 0 means one per online core. */
 OT_API int ot_ode_set_threads(ot_ode *ode, int threads);
 OT_API int ot_ode_set_output_dtype(ot_ode *ode, ot_dtype dtype);
+/* Where a lockstep solve runs: {OT_CPU, 0} (the default) or {OT_CUDA, id},
+ * which needs mode OT_LOCKSTEP and a build with the CUDA backend (make cuda).
+ * On CUDA every callback gets views of device memory (layout.device is
+ * {OT_CUDA, id}) and launches its own kernels on the default stream; y0 and
+ * params may be host or device views (device ones must be f64 and are not
+ * scanned for NaN). @return OT_OK, OT_ERR_DEVICE for another device type or a
+ * negative id. The solve itself returns OT_ERR_NO_CUDA when no device or no
+ * CUDA backend is there. */
+OT_API int ot_ode_set_device(ot_ode *ode, ot_device device);
+/* On CUDA: keep ys and the sensitivities in device memory (CUDA tensors,
+ * exportable with ot_dlpack_export as kDLCUDA) instead of copying them to the
+ * host (the default). ts stays on the host. */
+OT_API int ot_ode_set_outputs_on_device(ot_ode *ode, int on_device);
+/* The number of CUDA devices odetensor can use, in *count.
+ * @return OT_OK, or OT_ERR_NO_CUDA (count 0) with a message saying why: no
+ * device, no driver, or a build without the CUDA backend. */
+OT_API int ot_cuda_device_count(int *count);
 /* Sensitivity tolerances: rtol >= 0, atol >= 0; both 0 (the default) lets
  * CVODES estimate them from the state tolerances and the parameter scales. */
 OT_API int ot_ode_set_sens_tolerances(ot_ode *ode, double rtol, double atol);

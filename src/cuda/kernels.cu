@@ -1,0 +1,192 @@
+/* Small kernels of the CUDA lockstep backend: broadcast, masking, the
+ * all-lane difference quotients, f32 conversion and NaN padding. One thread
+ * per lane unless noted; all on the default stream. */
+#include <float.h>
+#include <math.h>
+
+#include "cuda_impl.h"
+
+namespace
+{
+
+__device__ int64_t lane_index() { return (int64_t)blockIdx.x * blockDim.x + threadIdx.x; }
+
+__global__ void replicate(double *dst, int64_t rows, int64_t nb)
+{
+    const int64_t b = lane_index();
+    if (b > 0 && b < nb)
+        for (int64_t r = 0; r < rows; r++)
+            dst[b * rows + r] = dst[r];
+}
+
+__global__ void zero_masked(double *v, const unsigned char *mask, int64_t rows,
+                            int64_t nb)
+{
+    const int64_t b = lane_index();
+    if (b < nb && mask[b])
+        for (int64_t r = 0; r < rows; r++)
+            v[b * rows + r] = 0;
+}
+
+__global__ void dq_perturb(const double *y, const double *fy, const double *ewt,
+                           double *yt, double *inc, int64_t n, int64_t nb, int64_t j,
+                           double h)
+{
+    const int64_t b = lane_index();
+    if (b >= nb)
+        return;
+    double fnorm = 0;
+    for (int64_t k = b * n; k < (b + 1) * n; k++)
+        fnorm += (fy[k] * ewt[k]) * (fy[k] * ewt[k]);
+    fnorm = sqrt(fnorm / (double)n);
+    const double min_inc =
+        fnorm != 0 ? 1000 * fabs(h) * DBL_EPSILON * (double)n * fnorm : 1.0;
+    const int64_t k = b * n + j;
+    const double d = fmax(sqrt(DBL_EPSILON) * fabs(y[k]), min_inc / ewt[k]);
+    inc[b] = d;
+    yt[k] = y[k] + d;
+}
+
+__global__ void dq_column(const double *ft, const double *fy, const double *inc,
+                          const double *y, double *yt, double *a, int64_t n, int64_t nb,
+                          int64_t j)
+{
+    const int64_t b = lane_index();
+    if (b >= nb)
+        return;
+    double *col = a + b * n * n + j * n;
+    for (int64_t i = 0; i < n; i++)
+        col[i] = (ft[b * n + i] - fy[b * n + i]) / inc[b];
+    yt[b * n + j] = y[b * n + j];
+}
+
+__device__ double fd_step(double v) { return cbrt(DBL_EPSILON) * fmax(fabs(v), 1.0); }
+
+__global__ void fd_prepare(const double *y, const double *s, const double *p, double *yp,
+                           double *ym, double *pp, double *inc, int64_t n, int64_t np,
+                           int64_t nb, int64_t j)
+{
+    const int64_t b = lane_index();
+    if (b >= nb)
+        return;
+    const double h = fd_step(p[b * np + j]);
+    inc[b] = h;
+    for (int64_t k = b * n; k < (b + 1) * n; k++) {
+        const double d = s ? h * s[k] : 0.0;
+        yp[k] = y ? y[k] + d : 0.0;
+        ym[k] = y ? y[k] - d : 0.0;
+    }
+    for (int64_t q = 0; q < np; q++)
+        pp[b * np + q] = p[b * np + q];
+    pp[b * np + j] += h;
+}
+
+__global__ void fd_minus(const double *p, double *pp, const double *inc, int64_t np,
+                         int64_t nb, int64_t j)
+{
+    const int64_t b = lane_index();
+    if (b < nb)
+        pp[b * np + j] = p[b * np + j] - inc[b];
+}
+
+__global__ void fd_combine(double *plus, const double *minus, const double *inc,
+                           int64_t rows, int64_t nb)
+{
+    const int64_t b = lane_index();
+    if (b < nb)
+        for (int64_t r = b * rows; r < (b + 1) * rows; r++)
+            plus[r] = (plus[r] - minus[r]) / (2 * inc[b]);
+}
+
+/* One thread per (k, b) output column. */
+__global__ void nan_after(void *ys, int f32, const long long *counts, int64_t rows,
+                          int64_t nt, int64_t nb)
+{
+    for (int64_t c = lane_index(); c < nt * nb; c += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t k = c % nt, b = c / nt;
+        if (k < counts[b])
+            continue;
+        for (int64_t r = 0; r < rows; r++) {
+            const int64_t at = (b * nt + k) * rows + r;
+            if (f32)
+                ((float *)ys)[at] = NAN;
+            else
+                ((double *)ys)[at] = NAN;
+        }
+    }
+}
+
+/* Column i of a [rows, nt, nb] device output from compact [rows, nb]. */
+__global__ void scatter(const double *src, void *dst, int f32, int64_t rows, int64_t nt,
+                        int64_t nb, int64_t i)
+{
+    for (int64_t c = lane_index(); c < rows * nb; c += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t b = c / rows, r = c % rows, at = (b * nt + i) * rows + r;
+        if (f32)
+            ((float *)dst)[at] = (float)src[c];
+        else
+            ((double *)dst)[at] = src[c];
+    }
+}
+
+unsigned capped_grid(int64_t count)
+{
+    const int64_t g = (count + 255) / 256;
+    return (unsigned)(g > 65535 ? 65535 : (g < 1 ? 1 : g));
+}
+
+} // namespace
+
+void ot__cuda_replicate(double *dst, int64_t rows, int64_t nb)
+{
+    replicate<<<OT_CUDA_GRID(nb)>>>(dst, rows, nb);
+}
+
+void ot__cuda_zero_masked(double *v, const unsigned char *mask, int64_t rows, int64_t nb)
+{
+    zero_masked<<<OT_CUDA_GRID(nb)>>>(v, mask, rows, nb);
+}
+
+void ot__cuda_dq_perturb(const double *y, const double *fy, const double *ewt, double *yt,
+                         double *inc, int64_t n, int64_t nb, int64_t j, double h)
+{
+    dq_perturb<<<OT_CUDA_GRID(nb)>>>(y, fy, ewt, yt, inc, n, nb, j, h);
+}
+
+void ot__cuda_dq_column(const double *ft, const double *fy, const double *inc,
+                        const double *y, double *yt, double *a, int64_t n, int64_t nb,
+                        int64_t j)
+{
+    dq_column<<<OT_CUDA_GRID(nb)>>>(ft, fy, inc, y, yt, a, n, nb, j);
+}
+
+void ot__cuda_fd_prepare(const double *y, const double *s, const double *p, double *yp,
+                         double *ym, double *pp, double *inc, int64_t n, int64_t np,
+                         int64_t nb, int64_t j)
+{
+    fd_prepare<<<OT_CUDA_GRID(nb)>>>(y, s, p, yp, ym, pp, inc, n, np, nb, j);
+}
+
+void ot__cuda_fd_minus(const double *p, double *pp, const double *inc, int64_t np,
+                       int64_t nb, int64_t j)
+{
+    fd_minus<<<OT_CUDA_GRID(nb)>>>(p, pp, inc, np, nb, j);
+}
+
+void ot__cuda_fd_combine(double *plus, const double *minus, const double *inc,
+                         int64_t rows, int64_t nb)
+{
+    fd_combine<<<OT_CUDA_GRID(nb)>>>(plus, minus, inc, rows, nb);
+}
+
+void ot__cuda_nan_after(void *ys, int f32, const long long *counts, int64_t rows,
+                        int64_t nt, int64_t nb)
+{
+    nan_after<<<capped_grid(nt * nb), 256>>>(ys, f32, counts, rows, nt, nb);
+}
+
+void ot__cuda_scatter(const double *src, void *dst, int f32, int64_t rows, int64_t nt,
+                      int64_t nb, int64_t i)
+{
+    scatter<<<capped_grid(rows * nb), 256>>>(src, dst, f32, rows, nt, nb, i);
+}

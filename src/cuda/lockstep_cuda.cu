@@ -1,0 +1,552 @@
+/* Lockstep on a CUDA device: setup of NVECTOR_CUDA, the device block LU and
+ * the callbacks, moving inputs in and outputs out, and the entry points
+ * declared in src/cuda_backend.h. The loops are lockstep.c's. */
+#include <cvodes/cvodes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
+
+#include "../cuda_backend.h"
+#include "../error.h"
+#include "../layout.h"
+#include "../output.h"
+#include "../tensor_impl.h"
+#include "cuda_impl.h"
+
+/* Test and benchmark hook: use cuBLAS' batched LU instead of the own kernel
+ * for solves started on this thread. */
+static thread_local int use_cublas;
+extern "C" void ot__cuda_use_cublas(int on) { use_cublas = on; }
+
+namespace
+{
+
+ot__cuda_state *state(const ot__lockstep *L) { return (ot__cuda_state *)L->dev; }
+
+void state_free(ot__cuda_state *S)
+{
+    if (S == NULL)
+        return;
+    void *ptrs[] = {S->p,   S->pp, S->o,    S->o2,     S->yp,  S->ym,
+                    S->inc, S->g,  S->mask, S->counts, S->word};
+    for (void *p : ptrs)
+        cudaFree(p);
+    cudaFreeHost(S->stage);
+    free(S);
+}
+
+template <typename T> bool dalloc(T **p, size_t count)
+{
+    return cudaMalloc((void **)p, (count ? count : 1) * sizeof(T)) == cudaSuccess;
+}
+
+/* Copies a lane input (host or device, [rows] / [rows, 1] broadcast or
+ * [rows, nb] with any column stride) into compact device [rows, nb]. */
+cudaError_t upload(double *dst, ot_view v, int64_t rows, int64_t nb)
+{
+    const ot_layout *l = &v.layout;
+    if (rows == 0)
+        return cudaSuccess;
+    const size_t width = (size_t)rows * sizeof(double);
+    if (l->shape[1] == 1) {
+        cudaError_t e = cudaMemcpy(dst, l->data, width, cudaMemcpyDefault);
+        if (e == cudaSuccess && nb > 1)
+            ot__cuda_replicate(dst, rows, nb);
+        return e == cudaSuccess ? cudaGetLastError() : e;
+    }
+    return cudaMemcpy2D(dst, width, l->data, (size_t)l->strides[1], width, (size_t)nb,
+                        cudaMemcpyDefault);
+}
+
+void free_solver(ot__lockstep *L)
+{
+    if (L->yS)
+        N_VDestroyVectorArray(L->yS, (int)L->np);
+    CVodeFree(&L->cv);
+    SUNLinSolFree(L->LS);
+    SUNMatDestroy(L->A);
+    SUNNonlinSolFree(L->NLS);
+    SUNNonlinSolFree(L->NLSsens);
+    N_VDestroy(L->y);
+    N_VDestroy(L->yout);
+    N_VDestroy(L->ewt);
+    N_VDestroy(L->atolv);
+    SUNContext_Free(&L->ctx);
+    state_free(state(L));
+    free(L->stopped);
+    free(L->rootsfound);
+}
+
+/* y0 into L->y (given, or from init on the device), and the initial
+ * sensitivities: zero, or central differences of init. */
+int initial_state(ot__lockstep *L)
+{
+    const ot__plan *pl = L->plan;
+    const ot_ode *ode = pl->ode;
+    ot__cuda_state *S = state(L);
+    const int64_t n = L->n, nb = L->nb, np = L->np;
+    double *y = ot__dptr(L->y);
+    if (pl->has_y0) {
+        if (ot__cuda_check(L, upload(y, pl->y0, n, nb), "y0 upload"))
+            return OT_ERR_SOLVER;
+    } else {
+        int rc = ode->init(ot__cuda_view(L, S->p, np), ot__cuda_mut(L, y, n), ode->user);
+        if (rc != 0 || cudaGetLastError() != cudaSuccess) {
+            snprintf(L->cb_msg, sizeof L->cb_msg, "init returned %d", rc);
+            return OT_ERR_CALLBACK;
+        }
+    }
+    for (int64_t j = 0; pl->kind == OT__SENS && j < np; j++) {
+        N_VConst(0.0, L->yS[j]);
+        if (pl->has_y0)
+            continue;
+        ot__cuda_fd_prepare(NULL, NULL, S->p, S->yp, S->ym, S->pp, S->inc, n, np, nb, j);
+        int rc =
+            ode->init(ot__cuda_view(L, S->pp, np), ot__cuda_mut(L, S->yp, n), ode->user);
+        ot__cuda_fd_minus(S->p, S->pp, S->inc, np, nb, j);
+        if (rc == 0)
+            rc = ode->init(ot__cuda_view(L, S->pp, np), ot__cuda_mut(L, S->ym, n),
+                           ode->user);
+        if (rc != 0) {
+            snprintf(L->cb_msg, sizeof L->cb_msg, "init returned %d", rc);
+            return OT_ERR_CALLBACK;
+        }
+        ot__cuda_fd_combine(S->yp, S->ym, S->inc, n, nb);
+        if (ot__cuda_check(L,
+                           cudaMemcpy(ot__dptr(L->yS[j]), S->yp,
+                                      (size_t)(n * nb) * sizeof(double),
+                                      cudaMemcpyDeviceToDevice),
+                           "sensitivity start"))
+            return OT_ERR_SOLVER;
+    }
+    return OT_OK;
+}
+
+int configure(ot__lockstep *L)
+{
+    const ot__plan *pl = L->plan;
+    const ot_ode *ode = pl->ode;
+    void *cv = L->cv;
+    int f = CVodeInit(cv, ot__cuda_rhs, pl->t0, L->y);
+    f = f ? f : CVodeSetUserData(cv, L);
+    f = f ? f : CVodeSetErrHandlerFn(cv, ot__ls_err, L);
+    f = f ? f : CVodeSetMaxNumSteps(cv, pl->kind == OT__STEPS ? -1 : ode->max_steps);
+    if (!f && ode->h0 > 0)
+        f = CVodeSetInitStep(cv, ode->h0);
+    if (!f && ode->hmax > 0)
+        f = CVodeSetMaxStep(cv, ode->hmax);
+    if (!f && ode->atol_vec) {
+        L->atolv = N_VClone(L->y);
+        double *host = (double *)malloc((size_t)(L->n * L->nb) * sizeof *host);
+        if (L->atolv == NULL || host == NULL) {
+            free(host);
+            return OT_ERR_NOMEM;
+        }
+        for (int64_t b = 0; b < L->nb; b++)
+            memcpy(host + b * L->n, ode->atol_vec, (size_t)L->n * sizeof *host);
+        cudaError_t e =
+            cudaMemcpy(ot__dptr(L->atolv), host, (size_t)(L->n * L->nb) * sizeof *host,
+                       cudaMemcpyHostToDevice);
+        free(host);
+        if (ot__cuda_check(L, e, "atol upload"))
+            return OT_ERR_SOLVER;
+        f = CVodeSVtolerances(cv, ode->rtol, L->atolv);
+    } else if (!f) {
+        f = CVodeSStolerances(cv, ode->rtol, ode->atol);
+    }
+    if (!f && ode->method == OT_BDF) {
+        L->A = ot__cuda_block_matrix_new(L->n, L->nb, L->ctx);
+        L->LS = L->A ? ot__cuda_block_solver_new(L->n, L->nb, use_cublas, L->ctx) : NULL;
+        if (L->LS == NULL)
+            return OT_ERR_NOMEM;
+        f = CVodeSetLinearSolver(cv, L->LS, L->A);
+        f = f ? f : CVodeSetJacFn(cv, ot__cuda_jac);
+    } else if (!f) {
+        L->NLS = SUNNonlinSol_FixedPoint(L->y, 0, L->ctx);
+        if (L->NLS == NULL)
+            return OT_ERR_NOMEM;
+        f = CVodeSetNonlinearSolver(cv, L->NLS);
+    }
+    if (!f && ode->nroots > 0)
+        f = CVodeRootInit(cv, (int)(ode->nroots * L->nb), ot__cuda_root);
+    if (!f && pl->kind == OT__SENS) {
+        f = CVodeSensInit(cv, (int)L->np, CV_STAGGERED, ot__cuda_sens_rhs, L->yS);
+        f = f ? f : CVodeSetSensErrCon(cv, SUNTRUE);
+        if (!f && (ode->sens_rtol > 0 || ode->sens_atol > 0)) {
+            double *atols = (double *)malloc((size_t)L->np * sizeof *atols);
+            if (atols == NULL)
+                return OT_ERR_NOMEM;
+            for (int64_t j = 0; j < L->np; j++)
+                atols[j] = ode->sens_atol;
+            f = CVodeSensSStolerances(cv, ode->sens_rtol, atols);
+            free(atols);
+        } else if (!f) {
+            f = CVodeSensEEtolerances(cv);
+        }
+        if (!f && ode->method == OT_ADAMS) {
+            L->NLSsens = SUNNonlinSol_FixedPointSens((int)L->np, L->y, 0, L->ctx);
+            if (L->NLSsens == NULL)
+                return OT_ERR_NOMEM;
+            f = CVodeSetNonlinearSolverSensStg(cv, L->NLSsens);
+        }
+    }
+    if (f == CV_MEM_FAIL)
+        return OT_ERR_NOMEM;
+    return f ? OT_ERR_SOLVER : OT_OK;
+}
+
+int make_solver(ot__lockstep *L, const ot__plan *pl)
+{
+    memset(L, 0, sizeof *L);
+    L->plan = pl;
+    L->n = pl->n;
+    L->nb = pl->nbatch;
+    L->np = pl->np;
+    L->rows = pl->rows;
+    const size_t n = (size_t)L->n, nb = (size_t)L->nb, np = (size_t)L->np;
+    const size_t rows = (size_t)L->rows, nr = (size_t)pl->ode->nroots;
+    ot__cuda_state *S = (ot__cuda_state *)calloc(1, sizeof *S);
+    L->dev = S;
+    L->stopped = (unsigned char *)calloc(nb, 1);
+    L->rootsfound = (int *)malloc((nr * nb + 1) * sizeof *L->rootsfound);
+    if (!S || !L->stopped || !L->rootsfound)
+        return OT_ERR_NOMEM;
+    S->device = pl->ode->device.id;
+    if (ot__cuda_check(L, cudaSetDevice(S->device), "cudaSetDevice"))
+        return OT_ERR_NO_CUDA;
+    if (!dalloc(&S->p, np * nb) || !dalloc(&S->pp, np * nb) ||
+        !dalloc(&S->o, rows * nb) || !dalloc(&S->o2, rows * nb) ||
+        !dalloc(&S->yp, n * nb) || !dalloc(&S->ym, n * nb) || !dalloc(&S->inc, nb) ||
+        !dalloc(&S->g, nr * nb) || !dalloc(&S->mask, nb) ||
+        cudaMallocHost((void **)&S->stage, (rows * nb + 1) * sizeof(double)) !=
+            cudaSuccess ||
+        !dalloc(&S->counts, nb) || !dalloc(&S->word, 1) ||
+        cudaMemset(S->mask, 0, nb) != cudaSuccess ||
+        SUNContext_Create(NULL, &L->ctx) != 0)
+        return OT_ERR_NOMEM;
+    if (np > 0 && ot__cuda_check(L, upload(S->p, pl->p, L->np, L->nb), "params upload"))
+        return OT_ERR_SOLVER;
+    L->y = N_VNew_Cuda(L->n * L->nb, L->ctx);
+    if (L->y == NULL)
+        return OT_ERR_NOMEM;
+    ot__cuda_lane_norm(L->y, L->n, S->word);
+    L->yout = N_VClone(L->y);
+    L->ewt = L->yout ? N_VClone(L->y) : NULL;
+    if (L->ewt == NULL)
+        return OT_ERR_NOMEM;
+    if (pl->kind == OT__SENS && (L->yS = N_VCloneVectorArray((int)np, L->y)) == NULL)
+        return OT_ERR_NOMEM;
+    int st = initial_state(L);
+    if (st != OT_OK)
+        return st;
+    L->cv = CVodeCreate(pl->ode->method == OT_BDF ? CV_BDF : CV_ADAMS, L->ctx);
+    return L->cv ? configure(L) : OT_ERR_NOMEM;
+}
+
+/* ---- Backend: moving results out ---------------------------------------- */
+
+/* The rows recorded at (t, y) for all lanes, on the device: y or out's. */
+const double *device_rows(ot__lockstep *L, double t, const double *y, int *st)
+{
+    const ot_ode *ode = L->plan->ode;
+    ot__cuda_state *S = state(L);
+    *st = OT_OK;
+    if (!ode->out)
+        return y;
+    int rc = ode->out(t, ot__cuda_view(L, y, L->n), ot__cuda_view(L, S->p, L->np),
+                      ot__cuda_mut(L, S->o, L->rows), ode->user);
+    if (rc != 0 || cudaGetLastError() != cudaSuccess) {
+        snprintf(L->cb_msg, sizeof L->cb_msg, "out returned %d at t = %g", rc, t);
+        L->cb_failed = 2;
+        *st = OT_ERR_CALLBACK;
+    }
+    return S->o;
+}
+
+/* Output sensitivity j into S->o2: central differences of out. */
+int out_sens(ot__lockstep *L, double t, const double *y, const double *s, int64_t j)
+{
+    const ot_ode *ode = L->plan->ode;
+    ot__cuda_state *S = state(L);
+    ot__cuda_fd_prepare(y, s, S->p, S->yp, S->ym, S->pp, S->inc, L->n, L->np, L->nb, j);
+    int rc = ode->out(t, ot__cuda_view(L, S->yp, L->n), ot__cuda_view(L, S->pp, L->np),
+                      ot__cuda_mut(L, S->o2, L->rows), ode->user);
+    ot__cuda_fd_minus(S->p, S->pp, S->inc, L->np, L->nb, j);
+    if (rc == 0)
+        rc = ode->out(t, ot__cuda_view(L, S->ym, L->n), ot__cuda_view(L, S->pp, L->np),
+                      ot__cuda_mut(L, S->o, L->rows), ode->user);
+    if (rc != 0) {
+        snprintf(L->cb_msg, sizeof L->cb_msg, "out returned %d at t = %g", rc, t);
+        L->cb_failed = 2;
+        return OT_ERR_CALLBACK;
+    }
+    ot__cuda_fd_combine(S->o2, S->o, S->inc, L->rows, L->nb);
+    return OT_OK;
+}
+
+/* Column [:, i, :] of an output tensor from device rows [rows, nb]: a
+ * scatter kernel for device outputs; for host outputs one copy into pinned
+ * staging, then per-lane stores (small strided device-to-host copies are
+ * slow). */
+int store_column(ot__lockstep *L, const ot_tensor *t, int64_t i, const double *src)
+{
+    const ot_layout *l = ot_tensor_layout(t);
+    ot__cuda_state *S = state(L);
+    if (l->device.type == OT_CUDA) {
+        ot__cuda_scatter(src, l->data, l->dtype == OT_F32, L->rows, l->shape[1], L->nb,
+                         i);
+        return ot__cuda_check(L, cudaGetLastError(), "output scatter") ? OT_ERR_SOLVER
+                                                                       : OT_OK;
+    }
+    if (ot__cuda_check(L,
+                       cudaMemcpy(S->stage, src,
+                                  (size_t)(L->rows * L->nb) * sizeof(double),
+                                  cudaMemcpyDeviceToHost),
+                       "output copy"))
+        return OT_ERR_SOLVER;
+    for (int64_t b = 0; b < L->nb; b++)
+        ot__out_store(t, i, b, S->stage + b * L->rows, L->rows);
+    return OT_OK;
+}
+
+int emit(ot__lockstep *L, ot_solution *sol, int64_t i, double t, N_Vector yv)
+{
+    const double *y = ot__dptr(yv);
+    int st;
+    const double *rows = device_rows(L, t, y, &st);
+    if (st == OT_OK)
+        st = store_column(L, sol->ys, i, rows);
+    for (int64_t j = 0; st == OT_OK && L->plan->kind == OT__SENS && j < L->np; j++) {
+        const double *s = ot__dptr(L->yS[j]);
+        if (L->plan->ode->out) {
+            if ((st = out_sens(L, t, y, s, j)) != OT_OK)
+                break;
+            s = state(L)->o2;
+        }
+        st = store_column(L, sol->sens[j], i, s);
+    }
+    if (st != OT_OK)
+        return st;
+    for (int64_t b = 0; b < L->nb; b++)
+        if (!L->stopped[b]) {
+            sol->count[b] = i + 1;
+            sol->stats[b].final_time = t;
+        }
+    return OT_OK;
+}
+
+int host_rows(ot__lockstep *L, double t, N_Vector y, double *dst)
+{
+    int st;
+    const double *rows = device_rows(L, t, ot__dptr(y), &st);
+    if (st != OT_OK)
+        return st;
+    return ot__cuda_check(L,
+                          cudaMemcpy(dst, rows, (size_t)(L->rows * L->nb) * sizeof *dst,
+                                     cudaMemcpyDeviceToHost),
+                          "step copy")
+               ? OT_ERR_SOLVER
+               : OT_OK;
+}
+
+void nan_fill(ot__lockstep *L, ot_solution *sol)
+{
+    if (sol->ys == NULL || ot_tensor_layout(sol->ys)->device.type != OT_CUDA) {
+        ot__ls_nan_fill_host(L, sol);
+        return;
+    }
+    ot__cuda_state *S = state(L);
+    const ot__plan *pl = L->plan;
+    static_assert(sizeof(long long) == sizeof(int64_t), "counts are int64");
+    if (cudaMemcpy(S->counts, sol->count, (size_t)L->nb * sizeof(int64_t),
+                   cudaMemcpyHostToDevice) != cudaSuccess)
+        return;
+    const int f32 = ot_tensor_layout(sol->ys)->dtype == OT_F32;
+    ot__cuda_nan_after(ot_tensor_layout(sol->ys)->data, f32, S->counts, pl->rows, pl->nt,
+                       L->nb);
+    for (int64_t j = 0; pl->kind == OT__SENS && j < pl->np; j++)
+        ot__cuda_nan_after(ot_tensor_layout(sol->sens[j])->data, f32, S->counts, pl->rows,
+                           pl->nt, L->nb);
+    cudaDeviceSynchronize();
+}
+
+const ot__ls_backend cuda_backend = {emit, host_rows, nan_fill};
+
+void release_device(void *ctx) { cudaFree(ctx); }
+
+/* A device tensor [rows, nt, nb] owned by the solution (freed with
+ * cudaFree). */
+int device_tensor(ot_tensor **out, const ot__plan *pl, const char *name)
+{
+    const ot_ode *ode = pl->ode;
+    const int64_t shape[3] = {pl->rows, pl->nt, pl->nbatch};
+    ot_layout l;
+    /* The same shape and overflow checks as host outputs, on a placeholder
+     * address; the real one comes from cudaMalloc. */
+    int st = ot__layout_build(&l, (void *)(uintptr_t)64, ode->out_dtype, ode->device, 3,
+                              shape, NULL, name);
+    if (st != OT_OK)
+        return st;
+    const size_t bytes =
+        (size_t)(pl->rows * pl->nt * pl->nbatch) * ot_dtype_size(ode->out_dtype);
+    void *d = NULL;
+    if (cudaMalloc(&d, bytes ? bytes : 1) != cudaSuccess)
+        return ot__fail(OT_ERR_NOMEM, "%s: cannot allocate %zu bytes on CUDA device %d",
+                        name, bytes, (int)ode->device.id);
+    l.data = d;
+    st = ot_tensor_wrap(out, &l, 0, release_device, d);
+    if (st != OT_OK)
+        cudaFree(d);
+    return st;
+}
+
+int device_count(int *count, const char *who)
+{
+    int c = 0;
+    const cudaError_t e = cudaGetDeviceCount(&c);
+    *count = e == cudaSuccess ? c : 0;
+    if (e != cudaSuccess || c == 0) {
+        cudaGetLastError(); /* clear the sticky error for the next try */
+        return ot__fail(OT_ERR_NO_CUDA, "%s: no CUDA device (%s)", who,
+                        e == cudaSuccess ? "the driver reports none"
+                                         : cudaGetErrorString(e));
+    }
+    return OT_OK;
+}
+
+/* Host outputs of a dense solve are gathered in device mirrors and copied
+ * over once at the end: per-output copies into the strided host layout cost
+ * more than the solve itself at a million lanes. Returns the number of
+ * mirrored tensors (0: none, the host path stores directly). */
+int64_t mirror_outputs(const ot__plan *pl, ot_solution *sol, ot_tensor **host)
+{
+    const int64_t count = 1 + (pl->kind == OT__SENS ? pl->np : 0);
+    for (int64_t k = 0; k < count; k++) {
+        ot_tensor **slot = k == 0 ? &sol->ys : &sol->sens[k - 1];
+        ot_tensor *dev = NULL;
+        if (device_tensor(&dev, pl, "ys") != OT_OK) {
+            for (int64_t q = 0; q < k; q++) { /* undo: keep the host tensors */
+                ot_tensor **back = q == 0 ? &sol->ys : &sol->sens[q - 1];
+                ot_tensor_free(*back);
+                *back = host[q];
+            }
+            ot_clear_error();
+            return 0;
+        }
+        host[k] = *slot;
+        *slot = dev;
+    }
+    return count;
+}
+
+/* Copies the mirrors back into the host tensors and puts those back. */
+int unmirror_outputs(ot_solution *sol, ot_tensor **host, int64_t count)
+{
+    cudaError_t e = cudaSuccess;
+    for (int64_t k = 0; k < count; k++) {
+        ot_tensor **slot = k == 0 ? &sol->ys : &sol->sens[k - 1];
+        const ot_layout *d = ot_tensor_layout(*slot), *h = ot_tensor_layout(host[k]);
+        const size_t bytes =
+            (size_t)ot_view_numel(ot_tensor_view(*slot)) * ot_dtype_size(d->dtype);
+        if (e == cudaSuccess)
+            e = cudaMemcpy(h->data, d->data, bytes, cudaMemcpyDeviceToHost);
+        ot_tensor_free(*slot);
+        *slot = host[k];
+    }
+    return e == cudaSuccess
+               ? OT_OK
+               : ot__fail(OT_ERR_DEVICE, "solve: copying outputs to the host: %s",
+                          cudaGetErrorString(e));
+}
+
+} // namespace
+
+extern "C" int ot_cuda_device_count(int *count)
+{
+    int c;
+    const int st = device_count(&c, "ot_cuda_device_count");
+    if (count)
+        *count = c;
+    return st;
+}
+
+extern "C" int ot__cuda_to_host(ot_view v, ot_tensor **out, const char *name)
+{
+    const ot_layout *l = &v.layout;
+    int count;
+    int st = device_count(&count, name);
+    if (st != OT_OK)
+        return st;
+    if (l->dtype != OT_F64)
+        return ot__fail(OT_ERR_DTYPE, "%s: device inputs must be f64", name);
+    ot_tensor *t;
+    if ((st = ot_tensor_new(&t, OT_F64, l->ndim, l->shape)) != OT_OK)
+        return st;
+    /* Columns are contiguous (the layout rules): one copy per column. */
+    cudaError_t e = cudaSuccess;
+    const int64_t cols = l->shape[1] * l->shape[2];
+    for (int64_t c = 0; e == cudaSuccess && c < cols; c++) {
+        const int64_t j = c % l->shape[1], k = c / l->shape[1];
+        e = cudaMemcpy((double *)ot_tensor_layout(t)->data + c * l->shape[0],
+                       (const char *)l->data + j * l->strides[1] + k * l->strides[2],
+                       (size_t)l->shape[0] * sizeof(double), cudaMemcpyDeviceToHost);
+    }
+    if (e != cudaSuccess) {
+        ot_tensor_free(t);
+        return ot__fail(OT_ERR_DEVICE, "%s: copy from the device failed: %s", name,
+                        cudaGetErrorString(e));
+    }
+    *out = t;
+    return OT_OK;
+}
+
+extern "C" int ot__cuda_lockstep_run(const ot__plan *pl, const ot__sink *sk)
+{
+    int count;
+    int st = device_count(&count, "device");
+    if (st != OT_OK)
+        return st;
+    if (pl->ode->device.id >= count)
+        return ot__fail(OT_ERR_NO_CUDA, "device: CUDA device %d requested, %d present",
+                        (int)pl->ode->device.id, count);
+    if ((st = cudaSetDevice(pl->ode->device.id)) != cudaSuccess)
+        return ot__fail(OT_ERR_NO_CUDA, "device: cudaSetDevice(%d): %s",
+                        (int)pl->ode->device.id, cudaGetErrorString((cudaError_t)st));
+    ot_solution *sol = sk->sol;
+    int64_t mirrored = 0;
+    ot_tensor **host = NULL;
+    if (pl->ode->outputs_on_device && pl->kind != OT__STEPS) {
+        st = device_tensor(&sol->ys, pl, "ys");
+        for (int64_t j = 0; st == OT_OK && pl->kind == OT__SENS && j < pl->np; j++)
+            st = device_tensor(&sol->sens[j], pl, "sens");
+        if (st != OT_OK)
+            return st;
+    } else if (pl->kind != OT__STEPS &&
+               (host = (ot_tensor **)calloc((size_t)pl->np + 1, sizeof *host)) != NULL) {
+        mirrored = mirror_outputs(pl, sol, host);
+    }
+    ot__lockstep L;
+    st = make_solver(&L, pl);
+    L.be = &cuda_backend;
+    if (st == OT_ERR_CALLBACK) {
+        ot__lockstep_init_failed(&L, sk);
+        st = OT_OK;
+    } else if (st == OT_ERR_NOMEM) {
+        st =
+            ot__fail(st, "solve: cannot allocate the CUDA lockstep solver for %lld lanes",
+                     (long long)pl->nbatch);
+    } else if (st != OT_OK) {
+        st = ot__fail(st, "solve: CUDA lockstep setup failed: %s", L.cv_msg);
+    } else {
+        ot__lockstep_loop(&L, sk);
+        cudaDeviceSynchronize();
+    }
+    free_solver(&L);
+    if (mirrored) {
+        const int copied = unmirror_outputs(sol, host, mirrored);
+        st = st == OT_OK ? copied : st;
+    }
+    free(host);
+    return st;
+}
