@@ -35,7 +35,8 @@ CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
 LIB_SRC := src/error.c src/layout.c src/view.c src/tensor.c src/dlpack.c \
-           src/ode.c src/solution.c src/solve_args.c src/lane_worker.c src/lane_solve.c \
+           src/ode.c src/solution.c src/solve_args.c src/cvode_setup.c src/lane_worker.c \
+           src/lane_solve.c \
            src/lanes.c src/lockstep.c src/lockstep_cpu.c src/lockstep_callbacks.c src/lockstep_vector.c \
            src/block_dense.c src/cuda_none.c
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
@@ -109,10 +110,11 @@ SAN_ENV :=
 PY_ENV :=
 endif
 
-# The README's C example must build and run as printed.
+# The README's C example (the ```c block; fragments are ```C) must build and
+# run as printed.
 test-readme: $(STATIC)
 	@mkdir -p $(B)/readme
-	awk '/^```c/{f=1;next} /^```/{f=0} f' README.md > $(B)/readme/example.c
+	awk '/^```c$$/{f=1;next} /^```/{f=0} f' README.md > $(B)/readme/example.c
 	$(CC) -std=c11 $(WARN) $(SANFLAGS) -Iinclude -o $(B)/readme/example $(B)/readme/example.c $(STATIC) $(LDLIBS_CORE)
 	$(SAN_ENV) $(B)/readme/example >/dev/null
 	@echo "readme: the C example builds and runs"

@@ -12,6 +12,7 @@
 #include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
 
 #include "error.h"
+#include "cvode_setup.h"
 #include "lane_worker.h"
 
 /* ---- Views over solver storage ------------------------------------------ */
@@ -167,37 +168,21 @@ static int configure(ot__worker *w)
     const ot_ode *ode = pl->ode;
     void *cv = w->cv;
     int f = CVodeInit(cv, rhs_wrap, pl->t0, w->y);
-    f = f ? f : CVodeSetUserData(cv, w);
-    f = f ? f : CVodeSetErrHandlerFn(cv, err_handler, w);
-    f = f ? f : CVodeSetMaxNumSteps(cv, pl->kind == OT__STEPS ? -1 : ode->max_steps);
-    if (!f && ode->h0 > 0)
-        f = CVodeSetInitStep(cv, ode->h0);
-    if (!f && ode->hmax > 0)
-        f = CVodeSetMaxStep(cv, ode->hmax);
+    f = f ? f : ot__cv_options(cv, pl, w, err_handler);
     if (!f && ode->atol_vec) {
-        w->atolv = N_VNew_Serial(w->n, w->ctx);
-        if (w->atolv == NULL)
+        if ((w->atolv = N_VNew_Serial(w->n, w->ctx)) == NULL)
             return OT_ERR_NOMEM;
         memcpy(N_VGetArrayPointer(w->atolv), ode->atol_vec,
                (size_t)w->n * sizeof(double));
-        f = CVodeSVtolerances(cv, ode->rtol, w->atolv);
-    } else if (!f) {
-        f = CVodeSStolerances(cv, ode->rtol, ode->atol);
     }
+    f = f ? f : ot__cv_tolerances(cv, ode, w->atolv);
     if (!f && ode->method == OT_BDF) {
         w->A = SUNDenseMatrix(w->n, w->n, w->ctx);
         w->LS = w->A ? SUNLinSol_Dense(w->y, w->A, w->ctx) : NULL;
-        if (w->LS == NULL)
-            return OT_ERR_NOMEM;
-        f = CVodeSetLinearSolver(cv, w->LS, w->A);
-        if (!f && ode->jac)
-            f = CVodeSetJacFn(cv, jac_wrap);
-    } else if (!f) {
-        w->NLS = SUNNonlinSol_FixedPoint(w->y, 0, w->ctx);
-        if (w->NLS == NULL)
-            return OT_ERR_NOMEM;
-        f = CVodeSetNonlinearSolver(cv, w->NLS);
     }
+    f = f ? f
+          : ot__cv_solver(cv, ode, w->A, w->LS, ode->jac ? jac_wrap : NULL, w->y, w->ctx,
+                          &w->NLS);
     if (!f && ode->nroots > 0)
         f = CVodeRootInit(cv, (int)ode->nroots, root_wrap);
     if (!f && pl->kind == OT__SENS) {
@@ -208,27 +193,12 @@ static int configure(ot__worker *w)
         for (int j = 0; j < np; j++) {
             N_VSetArrayPointer(w->yS0 + (size_t)j * (size_t)w->n, w->yS[j]);
             N_VConst(0.0, w->yS[j]);
-        }
-        for (int j = 0; j < np; j++) { /* real values come with each lane */
-            w->pbuf[j] = 1.0;
+            w->pbuf[j] = 1.0; /* real values come with each lane */
             w->pbar[j] = 1.0;
         }
         f = CVodeSensInit1(cv, np, CV_STAGGERED, NULL, w->yS);
         f = f ? f : CVodeSetSensParams(cv, w->pbuf, w->pbar, NULL);
-        f = f ? f : CVodeSetSensErrCon(cv, SUNTRUE);
-        if (!f && (ode->sens_rtol > 0 || ode->sens_atol > 0)) {
-            for (int j = 0; j < np; j++)
-                w->sens_atol[j] = ode->sens_atol;
-            f = CVodeSensSStolerances(cv, ode->sens_rtol, w->sens_atol);
-        } else if (!f) {
-            f = CVodeSensEEtolerances(cv);
-        }
-        if (!f && ode->method == OT_ADAMS) {
-            w->NLSsens = SUNNonlinSol_FixedPointSens(np, w->y, 0, w->ctx);
-            if (w->NLSsens == NULL)
-                return OT_ERR_NOMEM;
-            f = CVodeSetNonlinearSolverSensStg(cv, w->NLSsens);
-        }
+        f = f ? f : ot__cv_sens_setup(cv, ode, np, w->y, w->ctx, &w->NLSsens);
     }
     if (f == CV_MEM_FAIL)
         return OT_ERR_NOMEM;
@@ -249,7 +219,6 @@ int ot__worker_new(ot__worker **out, const ot__plan *pl)
     w->scratch = malloc(nscratch * sizeof(double));
     w->pbuf = malloc((2 * np + 1) * sizeof(double));
     w->pbar = malloc((np + 1) * sizeof(double));
-    w->sens_atol = malloc((np + 1) * sizeof(double));
     int st = OT_ERR_NOMEM;
     if (w->scratch) {
         w->ys_scratch = w->scratch;
@@ -261,8 +230,7 @@ int ot__worker_new(ot__worker **out, const ot__plan *pl)
         w->sens_scratch = w->diff_scratch + rows;
         w->yS0 = w->sens_scratch + np * n;
     }
-    if (w->scratch && w->pbuf && w->pbar && w->sens_atol &&
-        SUNContext_Create(NULL, &w->ctx) == 0) {
+    if (w->scratch && w->pbuf && w->pbar && SUNContext_Create(NULL, &w->ctx) == 0) {
         w->y = N_VMake_Serial(pl->n, w->scratch, w->ctx);
         w->y0 = w->y ? N_VMake_Serial(pl->n, w->scratch + n, w->ctx) : NULL;
         w->cv = w->y0 ? CVodeCreate(pl->ode->method == OT_BDF ? CV_BDF : CV_ADAMS, w->ctx)
@@ -302,7 +270,6 @@ void ot__worker_free(ot__worker *w)
     free(w->scratch);
     free(w->pbuf);
     free(w->pbar);
-    free(w->sens_atol);
     free(w->steps_t);
     free(w->steps_y);
     free(w);

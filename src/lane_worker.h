@@ -21,11 +21,10 @@ struct ot__worker {
     SUNMatrix A;
     SUNLinearSolver LS;
     SUNNonlinearSolver NLS, NLSsens;
-    N_Vector *yS; /* [np], no own data */
-    double *pbuf; /* [2 np + 1]: the lane's params (CVODES perturbs them), then a
-                     perturbed copy for output sensitivities */
-    double *pbar; /* [np] parameter scales for CVODES' difference quotients */
-    double *sens_atol;
+    N_Vector *yS;    /* [np], no own data */
+    double *pbuf;    /* [2 np + 1]: the lane's params (CVODES perturbs them), then a
+                        perturbed copy for output sensitivities */
+    double *pbar;    /* [np] parameter scales for CVODES' difference quotients */
     double *scratch; /* one block, carved below */
     double *ys_scratch, *out_scratch, *y0_scratch, *yp_scratch, *ym_scratch,
         *diff_scratch, *sens_scratch, *yS0;

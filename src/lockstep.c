@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cvode_setup.h"
 #include "lockstep_solver.h"
 #include "output.h"
 
@@ -36,6 +37,35 @@ void ot__ls_fail_batch(ot__lockstep *L, ot_solution *sol, int status, double t,
             sol->stats[b].final_time = t;
             L->stopped[b] = 2;
         }
+}
+
+int ot__ls_configure(ot__lockstep *L)
+{
+    const ot__plan *pl = L->plan;
+    const ot_ode *ode = pl->ode;
+    const ot__ls_backend *be = L->be;
+    void *cv = L->cv;
+    int f = CVodeInit(cv, be->rhs, pl->t0, L->y);
+    f = f ? f : ot__cv_options(cv, pl, L, ot__ls_err);
+    if (!f && ode->atol_vec) {
+        const int st = be->make_atol(L);
+        if (st != OT_OK)
+            return st;
+    }
+    f = f ? f : ot__cv_tolerances(cv, ode, L->atolv);
+    if (!f && ode->method == OT_BDF)
+        be->make_linear(L);
+    /* The block matrix has no CVODE difference quotients: ours always. */
+    f = f ? f : ot__cv_solver(cv, ode, L->A, L->LS, be->jac, L->y, L->ctx, &L->NLS);
+    if (!f && ode->nroots > 0)
+        f = CVodeRootInit(cv, (int)(ode->nroots * L->nb), be->root);
+    if (!f && pl->kind == OT__SENS) {
+        f = CVodeSensInit(cv, (int)L->np, CV_STAGGERED, be->sens_rhs, L->yS);
+        f = f ? f : ot__cv_sens_setup(cv, ode, (int)L->np, L->y, L->ctx, &L->NLSsens);
+    }
+    if (f == CV_MEM_FAIL)
+        return OT_ERR_NOMEM;
+    return f ? OT_ERR_SOLVER : OT_OK;
 }
 
 /* Lanes whose root fired at t stop there; their count is `count`. */

@@ -90,74 +90,34 @@ static int initial_state(ot__lockstep *L)
     return OT_OK;
 }
 
-static int configure(ot__lockstep *L)
+static int make_atol(ot__lockstep *L)
 {
-    const ot__plan *pl = L->plan;
-    const ot_ode *ode = pl->ode;
-    void *cv = L->cv;
-    int f = CVodeInit(cv, ot__ls_rhs, pl->t0, L->y);
-    f = f ? f : CVodeSetUserData(cv, L);
-    f = f ? f : CVodeSetErrHandlerFn(cv, ot__ls_err, L);
-    f = f ? f : CVodeSetMaxNumSteps(cv, pl->kind == OT__STEPS ? -1 : ode->max_steps);
-    if (!f && ode->h0 > 0)
-        f = CVodeSetInitStep(cv, ode->h0);
-    if (!f && ode->hmax > 0)
-        f = CVodeSetMaxStep(cv, ode->hmax);
-    if (!f && ode->atol_vec) {
-        L->atolv = N_VClone(L->y);
-        if (L->atolv == NULL)
-            return OT_ERR_NOMEM;
-        double *a = N_VGetArrayPointer(L->atolv);
-        for (int64_t b = 0; b < L->nb; b++)
-            memcpy(a + b * L->n, ode->atol_vec, (size_t)L->n * sizeof *a);
-        f = CVodeSVtolerances(cv, ode->rtol, L->atolv);
-    } else if (!f) {
-        f = CVodeSStolerances(cv, ode->rtol, ode->atol);
-    }
-    if (!f && ode->method == OT_BDF) {
-        L->A = ot__block_matrix_new(L->n, L->nb, L->ctx);
-        L->LS = L->A ? ot__block_solver_new(L->n, L->nb, L->ctx) : NULL;
-        if (L->LS == NULL)
-            return OT_ERR_NOMEM;
-        f = CVodeSetLinearSolver(cv, L->LS, L->A);
-        f = f ? f : CVodeSetJacFn(cv, ot__ls_jac);
-    } else if (!f) {
-        L->NLS = SUNNonlinSol_FixedPoint(L->y, 0, L->ctx);
-        if (L->NLS == NULL)
-            return OT_ERR_NOMEM;
-        f = CVodeSetNonlinearSolver(cv, L->NLS);
-    }
-    if (!f && ode->nroots > 0)
-        f = CVodeRootInit(cv, (int)(ode->nroots * L->nb), ot__ls_root);
-    if (!f && pl->kind == OT__SENS) {
-        f = CVodeSensInit(cv, (int)L->np, CV_STAGGERED, ot__ls_sens_rhs, L->yS);
-        f = f ? f : CVodeSetSensErrCon(cv, SUNTRUE);
-        if (!f && (ode->sens_rtol > 0 || ode->sens_atol > 0)) {
-            double *atols = malloc((size_t)L->np * sizeof *atols);
-            if (atols == NULL)
-                return OT_ERR_NOMEM;
-            for (int64_t j = 0; j < L->np; j++)
-                atols[j] = ode->sens_atol;
-            f = CVodeSensSStolerances(cv, ode->sens_rtol, atols);
-            free(atols);
-        } else if (!f) {
-            f = CVodeSensEEtolerances(cv);
-        }
-        if (!f && ode->method == OT_ADAMS) {
-            L->NLSsens = SUNNonlinSol_FixedPointSens((int)L->np, L->y, 0, L->ctx);
-            if (L->NLSsens == NULL)
-                return OT_ERR_NOMEM;
-            f = CVodeSetNonlinearSolverSensStg(cv, L->NLSsens);
-        }
-    }
-    if (f == CV_MEM_FAIL)
+    if ((L->atolv = N_VClone(L->y)) == NULL)
         return OT_ERR_NOMEM;
-    return f ? OT_ERR_SOLVER : OT_OK;
+    double *a = N_VGetArrayPointer(L->atolv);
+    for (int64_t b = 0; b < L->nb; b++)
+        memcpy(a + b * L->n, L->plan->ode->atol_vec, (size_t)L->n * sizeof *a);
+    return OT_OK;
 }
+
+static void make_linear(ot__lockstep *L)
+{
+    L->A = ot__block_matrix_new(L->n, L->nb, L->ctx);
+    L->LS = L->A ? ot__block_solver_new(L->n, L->nb, L->ctx) : NULL;
+}
+
+static int emit_dense(ot__lockstep *L, ot_solution *sol, int64_t i, double t,
+                      N_Vector yv);
+static int host_rows(ot__lockstep *L, double t, N_Vector y, double *dst);
+
+static const ot__ls_backend cpu_backend = {
+    emit_dense,      host_rows, ot__ls_nan_fill_host, ot__ls_rhs, ot__ls_jac, ot__ls_root,
+    ot__ls_sens_rhs, make_atol, make_linear};
 
 static int make_solver(ot__lockstep *L, const ot__plan *pl)
 {
     memset(L, 0, sizeof *L);
+    L->be = &cpu_backend;
     L->plan = pl;
     L->n = pl->n;
     L->nb = pl->nbatch;
@@ -190,7 +150,7 @@ static int make_solver(ot__lockstep *L, const ot__plan *pl)
     if (st != OT_OK)
         return st;
     L->cv = CVodeCreate(pl->ode->method == OT_BDF ? CV_BDF : CV_ADAMS, L->ctx);
-    return L->cv ? configure(L) : OT_ERR_NOMEM;
+    return L->cv ? ot__ls_configure(L) : OT_ERR_NOMEM;
 }
 
 /* The recorded rows for all lanes at (t, y): y itself or the out function's. */
@@ -286,13 +246,10 @@ static int host_rows(ot__lockstep *L, double t, N_Vector y, double *dst)
     return st;
 }
 
-static const ot__ls_backend cpu_backend = {emit_dense, host_rows, ot__ls_nan_fill_host};
-
 int ot__lockstep_run(const ot__plan *pl, const ot__sink *sk)
 {
     ot__lockstep L;
     int st = make_solver(&L, pl);
-    L.be = &cpu_backend;
     if (st == OT_ERR_CALLBACK) {
         ot__lockstep_init_failed(&L, sk); /* every lane fails; the call goes on */
         st = OT_OK;

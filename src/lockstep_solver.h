@@ -3,6 +3,7 @@
 #ifndef OT_SRC_LOCKSTEP_SOLVER_H
 #define OT_SRC_LOCKSTEP_SOLVER_H
 
+#include <cvodes/cvodes.h>
 #include <sundials/sundials_nonlinearsolver.h>
 
 #include "lockstep_impl.h"
@@ -24,6 +25,15 @@ typedef struct {
     int (*host_rows)(ot__lockstep *L, double t, N_Vector y, double *dst);
     /* NaN past each lane's count in ys and the sensitivities. */
     void (*nan_fill)(ot__lockstep *L, ot_solution *sol);
+    /* Setup: the CVODE callbacks on this backend's vectors, */
+    CVRhsFn rhs;
+    CVLsJacFn jac;
+    CVRootFn root;
+    CVSensRhsFn sens_rhs;
+    /* the per-lane atol vector filled from ode->atol_vec into L->atolv, */
+    int (*make_atol)(ot__lockstep *L);
+    /* and the block matrix and solver into L->A, L->LS (NULL: no memory). */
+    void (*make_linear)(ot__lockstep *L);
 } ot__ls_backend;
 
 struct ot__lockstep {
@@ -70,6 +80,9 @@ void ot__ls_err(int code, const char *module, const char *function, char *msg, v
 double ot__ls_fd_step(double v);
 
 /* The backend-neutral parts (lockstep.c). */
+/* CVodeInit on L->y and every setting, through L->be's callbacks.
+ * @return OT_OK, OT_ERR_NOMEM or OT_ERR_SOLVER. */
+int ot__ls_configure(ot__lockstep *L);
 void ot__ls_fail_batch(ot__lockstep *L, ot_solution *sol, int status, double t,
                        const char *why);
 int ot__ls_all_stopped(const ot__lockstep *L);

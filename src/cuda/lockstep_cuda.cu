@@ -123,82 +123,41 @@ int initial_state(ot__lockstep *L)
     return OT_OK;
 }
 
-int configure(ot__lockstep *L)
+int make_atol(ot__lockstep *L)
 {
-    const ot__plan *pl = L->plan;
-    const ot_ode *ode = pl->ode;
-    void *cv = L->cv;
-    int f = CVodeInit(cv, ot__cuda_rhs, pl->t0, L->y);
-    f = f ? f : CVodeSetUserData(cv, L);
-    f = f ? f : CVodeSetErrHandlerFn(cv, ot__ls_err, L);
-    f = f ? f : CVodeSetMaxNumSteps(cv, pl->kind == OT__STEPS ? -1 : ode->max_steps);
-    if (!f && ode->h0 > 0)
-        f = CVodeSetInitStep(cv, ode->h0);
-    if (!f && ode->hmax > 0)
-        f = CVodeSetMaxStep(cv, ode->hmax);
-    if (!f && ode->atol_vec) {
-        L->atolv = N_VClone(L->y);
-        double *host = (double *)malloc((size_t)(L->n * L->nb) * sizeof *host);
-        if (L->atolv == NULL || host == NULL) {
-            free(host);
-            return OT_ERR_NOMEM;
-        }
-        for (int64_t b = 0; b < L->nb; b++)
-            memcpy(host + b * L->n, ode->atol_vec, (size_t)L->n * sizeof *host);
-        cudaError_t e =
-            cudaMemcpy(ot__dptr(L->atolv), host, (size_t)(L->n * L->nb) * sizeof *host,
-                       cudaMemcpyHostToDevice);
+    const size_t count = (size_t)(L->n * L->nb);
+    L->atolv = N_VClone(L->y);
+    double *host = (double *)malloc(count * sizeof *host);
+    if (L->atolv == NULL || host == NULL) {
         free(host);
-        if (ot__cuda_check(L, e, "atol upload"))
-            return OT_ERR_SOLVER;
-        f = CVodeSVtolerances(cv, ode->rtol, L->atolv);
-    } else if (!f) {
-        f = CVodeSStolerances(cv, ode->rtol, ode->atol);
-    }
-    if (!f && ode->method == OT_BDF) {
-        L->A = ot__cuda_block_matrix_new(L->n, L->nb, L->ctx);
-        L->LS = L->A ? ot__cuda_block_solver_new(L->n, L->nb, use_cublas, L->ctx) : NULL;
-        if (L->LS == NULL)
-            return OT_ERR_NOMEM;
-        f = CVodeSetLinearSolver(cv, L->LS, L->A);
-        f = f ? f : CVodeSetJacFn(cv, ot__cuda_jac);
-    } else if (!f) {
-        L->NLS = SUNNonlinSol_FixedPoint(L->y, 0, L->ctx);
-        if (L->NLS == NULL)
-            return OT_ERR_NOMEM;
-        f = CVodeSetNonlinearSolver(cv, L->NLS);
-    }
-    if (!f && ode->nroots > 0)
-        f = CVodeRootInit(cv, (int)(ode->nroots * L->nb), ot__cuda_root);
-    if (!f && pl->kind == OT__SENS) {
-        f = CVodeSensInit(cv, (int)L->np, CV_STAGGERED, ot__cuda_sens_rhs, L->yS);
-        f = f ? f : CVodeSetSensErrCon(cv, SUNTRUE);
-        if (!f && (ode->sens_rtol > 0 || ode->sens_atol > 0)) {
-            double *atols = (double *)malloc((size_t)L->np * sizeof *atols);
-            if (atols == NULL)
-                return OT_ERR_NOMEM;
-            for (int64_t j = 0; j < L->np; j++)
-                atols[j] = ode->sens_atol;
-            f = CVodeSensSStolerances(cv, ode->sens_rtol, atols);
-            free(atols);
-        } else if (!f) {
-            f = CVodeSensEEtolerances(cv);
-        }
-        if (!f && ode->method == OT_ADAMS) {
-            L->NLSsens = SUNNonlinSol_FixedPointSens((int)L->np, L->y, 0, L->ctx);
-            if (L->NLSsens == NULL)
-                return OT_ERR_NOMEM;
-            f = CVodeSetNonlinearSolverSensStg(cv, L->NLSsens);
-        }
-    }
-    if (f == CV_MEM_FAIL)
         return OT_ERR_NOMEM;
-    return f ? OT_ERR_SOLVER : OT_OK;
+    }
+    for (int64_t b = 0; b < L->nb; b++)
+        memcpy(host + b * L->n, L->plan->ode->atol_vec, (size_t)L->n * sizeof *host);
+    const cudaError_t e = cudaMemcpy(ot__dptr(L->atolv), host, count * sizeof *host,
+                                     cudaMemcpyHostToDevice);
+    free(host);
+    return ot__cuda_check(L, e, "atol upload") ? OT_ERR_SOLVER : OT_OK;
 }
+
+void make_linear(ot__lockstep *L)
+{
+    L->A = ot__cuda_block_matrix_new(L->n, L->nb, L->ctx);
+    L->LS = L->A ? ot__cuda_block_solver_new(L->n, L->nb, use_cublas, L->ctx) : NULL;
+}
+
+int emit(ot__lockstep *L, ot_solution *sol, int64_t i, double t, N_Vector yv);
+int host_rows(ot__lockstep *L, double t, N_Vector y, double *dst);
+void nan_fill(ot__lockstep *L, ot_solution *sol);
+
+const ot__ls_backend cuda_backend = {
+    emit,          host_rows,         nan_fill,  ot__cuda_rhs, ot__cuda_jac,
+    ot__cuda_root, ot__cuda_sens_rhs, make_atol, make_linear};
 
 int make_solver(ot__lockstep *L, const ot__plan *pl)
 {
     memset(L, 0, sizeof *L);
+    L->be = &cuda_backend;
     L->plan = pl;
     L->n = pl->n;
     L->nb = pl->nbatch;
@@ -241,7 +200,7 @@ int make_solver(ot__lockstep *L, const ot__plan *pl)
     if (st != OT_OK)
         return st;
     L->cv = CVodeCreate(pl->ode->method == OT_BDF ? CV_BDF : CV_ADAMS, L->ctx);
-    return L->cv ? configure(L) : OT_ERR_NOMEM;
+    return L->cv ? ot__ls_configure(L) : OT_ERR_NOMEM;
 }
 
 /* ---- Backend: moving results out ---------------------------------------- */
@@ -370,8 +329,6 @@ void nan_fill(ot__lockstep *L, ot_solution *sol)
                            pl->nt, L->nb);
     cudaDeviceSynchronize();
 }
-
-const ot__ls_backend cuda_backend = {emit, host_rows, nan_fill};
 
 void release_device(void *ctx) { cudaFree(ctx); }
 
@@ -528,7 +485,6 @@ extern "C" int ot__cuda_lockstep_run(const ot__plan *pl, const ot__sink *sk)
     }
     ot__lockstep L;
     st = make_solver(&L, pl);
-    L.be = &cuda_backend;
     if (st == OT_ERR_CALLBACK) {
         ot__lockstep_init_failed(&L, sk);
         st = OT_OK;
