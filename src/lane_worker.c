@@ -79,8 +79,15 @@ static int note(ot__worker *w, int rc, const char *fmt, double t, long long i)
     return rc;
 }
 
+/* The index of the first NaN/Inf in v, or -1. The common all-finite case
+ * is one branch-free pass: x * 0 is 0 for finite x and NaN otherwise. */
 static int first_nonfinite(const double *v, int64_t n)
 {
+    double probe = 0;
+    for (int64_t i = 0; i < n; i++)
+        probe += v[i] * 0.0;
+    if (probe == 0)
+        return -1;
     for (int64_t i = 0; i < n; i++)
         if (!isfinite(v[i]))
             return (int)i;
@@ -102,8 +109,10 @@ static int rhs_wrap(sunrealtype t, N_Vector y, N_Vector ydot, void *ud)
         return -1;
     const ot_ode *ode = w->plan->ode;
     double *d = N_VGetArrayPointer(ydot);
-    int rc = ode->rhs(t, ot__cview(N_VGetArrayPointer(y), w->n), w->p,
-                      ot__mview(d, w->n, 1), ode->user);
+    /* The views' shapes never change: only the data pointers do. */
+    w->yview.layout.data = N_VGetArrayPointer(y);
+    w->dview.layout.data = d;
+    int rc = ode->rhs(t, w->yview, w->p, w->dview, ode->user);
     if (rc != 0)
         return user_rc(w, "rhs", rc, t);
     int bad = first_nonfinite(d, w->n);
@@ -212,6 +221,8 @@ int ot__worker_new(ot__worker **out, const ot__plan *pl)
         return ot__fail(OT_ERR_NOMEM, "solve: cannot allocate a worker");
     w->plan = pl;
     w->n = pl->n;
+    w->yview = ot__cview(NULL, pl->n);
+    w->dview = ot__mview(NULL, pl->n, 1);
     const size_t n = (size_t)pl->n, np = (size_t)pl->np, rows = (size_t)pl->rows;
     /* scratch: ys, y0, yp, ym (n each); out, diff (rows each); for sens, the
      * sensitivities and their initial values (np * n each). */

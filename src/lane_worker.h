@@ -28,7 +28,9 @@ struct ot__worker {
     double *scratch; /* one block, carved below */
     double *ys_scratch, *out_scratch, *y0_scratch, *yp_scratch, *ym_scratch,
         *diff_scratch, *sens_scratch, *yS0;
-    ot_view p; /* the lane's params as the callbacks see them */
+    ot_view p;         /* the lane's params as the callbacks see them */
+    ot_view yview;     /* [n, 1] over CVODE's y, data set per call */
+    ot_view_mut dview; /* [n, 1] over CVODE's dydt, data set per call */
     int cb_failed;
     int nan_count;             /* NaN/Inf results from callbacks in this lane */
     char cb_msg[200];          /* the lane's last callback problem */

@@ -135,7 +135,7 @@ static int solve_at_times(const ot_ode *ode, ot_view y0, ot_view params, ot_view
     int st = ot__plan_make(&pl, ode, y0, params, t_eval, 0, kind);
     const int64_t nsens = kind == OT__SENS ? pl.np : 0;
     if (st == OT_OK)
-        st = ot__solution_new(&sol, pl.nbatch, nsens);
+        st = ot__solution_new(&sol, pl.nbatch, nsens, ode->nroots > 0);
     const int64_t shape[3] = {pl.rows, pl.nt, pl.nbatch};
     /* Outputs kept on a CUDA device are allocated there by the backend. */
     const int host_out = !(ode && ode->device.type == OT_CUDA && ode->outputs_on_device);
@@ -217,7 +217,7 @@ int ot_solve(const ot_ode *ode, ot_view y0, ot_view params, double final_time,
     ot__sink sink = {NULL, NULL, NULL};
     int st = ot__plan_make(&pl, ode, y0, params, ot_view_absent(), final_time, OT__STEPS);
     if (st == OT_OK)
-        st = ot__solution_new(&sol, pl.nbatch, 0);
+        st = ot__solution_new(&sol, pl.nbatch, 0, ode->nroots > 0);
     if (st == OT_OK) {
         sink.sol = sol;
         sink.lane_ts = calloc((size_t)pl.nbatch, sizeof *sink.lane_ts);

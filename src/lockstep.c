@@ -72,17 +72,21 @@ int ot__ls_configure(ot__lockstep *L)
 static void take_roots(ot__lockstep *L, ot_solution *sol, double t, int64_t count)
 {
     const int64_t nr = L->plan->ode->nroots;
+    int stopped = 0;
     if (CVodeGetRootInfo(L->cv, L->rootsfound) != CV_SUCCESS)
         return;
     for (int64_t b = 0; b < L->nb; b++)
         for (int64_t r = 0; r < nr && !L->stopped[b]; r++)
             if (L->rootsfound[b * nr + r] != 0) {
                 L->stopped[b] = 1;
+                stopped = 1;
                 sol->root_index[b] = (int)r;
                 sol->root_time[b] = t;
                 sol->count[b] = count;
                 sol->stats[b].final_time = t;
             }
+    if (stopped && L->be->stopped_changed)
+        L->be->stopped_changed(L);
 }
 
 int ot__ls_all_stopped(const ot__lockstep *L)

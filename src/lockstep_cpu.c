@@ -112,7 +112,7 @@ static int host_rows(ot__lockstep *L, double t, N_Vector y, double *dst);
 
 static const ot__ls_backend cpu_backend = {
     emit_dense,      host_rows, ot__ls_nan_fill_host, ot__ls_rhs, ot__ls_jac, ot__ls_root,
-    ot__ls_sens_rhs, make_atol, make_linear};
+    ot__ls_sens_rhs, make_atol, make_linear,          NULL};
 
 static int make_solver(ot__lockstep *L, const ot__plan *pl)
 {
@@ -139,7 +139,7 @@ static int make_solver(ot__lockstep *L, const ot__plan *pl)
         return OT_ERR_NOMEM;
     for (int64_t b = 0; b < L->nb && np > 0; b++)
         memcpy(L->p + b * L->np, ot_view_lane(pl->p, b), np * sizeof *L->p);
-    L->y = ot__lane_vector_new(L->n, L->nb, plain_norm, L->ctx);
+    L->y = ot__lane_vector_new(L->n, L->nb, plain_norm, L->stopped, L->ctx);
     L->yout = L->y ? N_VClone(L->y) : NULL;
     L->ewt = L->yout ? N_VClone(L->y) : NULL;
     if (L->ewt == NULL)

@@ -13,11 +13,12 @@ extern "C" {
 #endif
 
 /* A serial vector of length n * nbatch whose WRMS norms are the maximum over
- * lanes of each lane's norm (plain_norm: CVODE's ordinary norm, for tests
- * that show the difference). Its clones keep both properties.
+ * lanes of each lane's norm, leaving out lanes with stopped[b] set (stopped
+ * is read at every norm; NULL: none). plain_norm: CVODE's ordinary norm, for
+ * tests that show the difference. Its clones keep all three properties.
  * Ownership: the caller's (N_VDestroy). NULL when out of memory. */
 N_Vector ot__lane_vector_new(sunindextype n, sunindextype nbatch, int plain_norm,
-                             SUNContext ctx);
+                             const unsigned char *stopped, SUNContext ctx);
 
 /* Block-diagonal matrix, nbatch dense n x n blocks as [n, n, nbatch]
  * column-major. Ownership: the caller's (SUNMatDestroy). */

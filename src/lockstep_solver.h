@@ -34,6 +34,8 @@ typedef struct {
     int (*make_atol)(ot__lockstep *L);
     /* and the block matrix and solver into L->A, L->LS (NULL: no memory). */
     void (*make_linear)(ot__lockstep *L);
+    /* Lanes were just added to L->stopped (NULL: the backend reads it as is). */
+    void (*stopped_changed)(ot__lockstep *L);
 } ot__ls_backend;
 
 struct ot__lockstep {

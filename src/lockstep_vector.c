@@ -15,6 +15,7 @@ typedef struct {
     sunrealtype *data;
     sunindextype lane_n;
     int plain;
+    const unsigned char *stopped; /* [nbatch]: lanes left out of the norm */
 } lane_content;
 
 static lane_content *content(N_Vector v) { return (lane_content *)v->content; }
@@ -36,6 +37,10 @@ static sunrealtype lane_norm(N_Vector x, N_Vector w, N_Vector id)
     }
     sunrealtype worst = 0;
     for (sunindextype b = 0; b < nb; b++) {
+        /* A lane stopped by its root stands still and its outputs are done:
+         * its stale step history must not hold back the others. */
+        if (c->stopped && c->stopped[b])
+            continue;
         sunrealtype sum = 0;
         for (sunindextype i = b * n; i < (b + 1) * n; i++)
             if (!m || m[i] > 0)
@@ -87,7 +92,7 @@ static N_Vector clone(N_Vector w)
 }
 
 N_Vector ot__lane_vector_new(sunindextype n, sunindextype nbatch, int plain_norm,
-                             SUNContext ctx)
+                             const unsigned char *stopped, SUNContext ctx)
 {
     N_Vector v = N_VNew_Serial(n * nbatch, ctx);
     lane_content *c = v ? malloc(sizeof *c) : NULL;
@@ -100,6 +105,7 @@ N_Vector ot__lane_vector_new(sunindextype n, sunindextype nbatch, int plain_norm
     c->data = N_VGetArrayPointer(v);
     c->lane_n = n;
     c->plain = plain_norm;
+    c->stopped = stopped;
     free(v->content);
     v->content = c;
     v->ops->nvclone = clone;

@@ -6,7 +6,7 @@
 #include "error.h"
 #include "solution_impl.h"
 
-int ot__solution_new(ot_solution **out, int64_t nbatch, int64_t nsens)
+int ot__solution_new(ot_solution **out, int64_t nbatch, int64_t nsens, int with_roots)
 {
     ot_solution *s = calloc(1, sizeof *s);
     if (s == NULL)
@@ -17,18 +17,21 @@ int ot__solution_new(ot_solution **out, int64_t nbatch, int64_t nsens)
     s->status = calloc(nb, sizeof *s->status);
     s->message = calloc(nb, sizeof *s->message);
     s->count = calloc(nb, sizeof *s->count);
-    s->root_index = malloc(nb * sizeof *s->root_index);
-    s->root_time = malloc(nb * sizeof *s->root_time);
+    if (with_roots) { /* 12 bytes a lane, only for problems with events */
+        s->root_index = malloc(nb * sizeof *s->root_index);
+        s->root_time = malloc(nb * sizeof *s->root_time);
+    }
     s->stats = calloc(nb, sizeof *s->stats);
     s->sens = nsens ? calloc((size_t)nsens, sizeof *s->sens) : NULL;
-    if (!s->status || !s->message || !s->count || !s->root_index || !s->root_time ||
-        !s->stats || (nsens && !s->sens)) {
+    if (!s->status || !s->message || !s->count ||
+        (with_roots && (!s->root_index || !s->root_time)) || !s->stats ||
+        (nsens && !s->sens)) {
         ot_solution_free(s);
         return ot__fail(OT_ERR_NOMEM,
                         "solution: cannot allocate per-lane data for %lld lanes",
                         (long long)nbatch);
     }
-    for (int64_t b = 0; b < nbatch; b++) {
+    for (int64_t b = 0; with_roots && b < nbatch; b++) {
         s->root_index[b] = -1;
         s->root_time[b] = NAN;
     }
@@ -140,9 +143,9 @@ int ot_solution_lane_root(const ot_solution *sol, int64_t b, int *index, double 
     if (st != OT_OK)
         return st;
     if (index)
-        *index = sol->root_index[b];
+        *index = sol->root_index ? sol->root_index[b] : -1;
     if (time)
-        *time = sol->root_time[b];
+        *time = sol->root_time ? sol->root_time[b] : NAN;
     return OT_OK;
 }
 

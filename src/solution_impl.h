@@ -15,15 +15,16 @@ struct ot_solution {
     int *status;      /* [nbatch] */
     char **message;   /* [nbatch]; NULL means "" (only failed lanes allocate) */
     int64_t *count;   /* [nbatch] */
-    int *root_index;  /* [nbatch] */
+    int *root_index;  /* [nbatch], or NULL without root functions */
     double *root_time;
     ot_lane_stats *stats;
 };
 
 /* A solution with per-lane arrays for nbatch lanes and room for nsens
- * sensitivity tensors, every lane OT_OK, no root; tensors NULL.
+ * sensitivity tensors, every lane OT_OK, no root; tensors NULL. The root
+ * arrays exist only with_roots (NULL otherwise: no lane can have one).
  * Ownership: *out is the caller's (ot_solution_free). */
-int ot__solution_new(ot_solution **out, int64_t nbatch, int64_t nsens);
+int ot__solution_new(ot_solution **out, int64_t nbatch, int64_t nsens, int with_roots);
 
 /* Stores lane b's failure: status and a copy of msg (truncated to 255 chars;
  * an allocation failure keeps the status with an empty message). */

@@ -389,6 +389,39 @@ START_TEST(roots_stop_each_lane_at_its_event)
 }
 END_TEST
 
+static int half_life(double t, ot_view y, ot_view p, ot_view_mut g, void *u)
+{
+    (void)t, (void)p, (void)u;
+    for (int64_t b = 0; b < y.layout.shape[1]; b++)
+        ot_view_mut_col_f64(g, b, 0)[0] = ot_view_col_f64(y, b, 0)[0] - 0.5;
+    return 0;
+}
+
+/* A stopped lane stands still with its old step history; it must not hold
+ * back the others at a tight tolerance (it once failed them at rtol 1e-10
+ * with "error test failed repeatedly"). */
+START_TEST(stopped_lanes_leave_the_norm)
+{
+    double k[4] = {1, 2, 2, 4}, y0 = 1, t[4] = {0.1, 0.5, 1.0, 2.0};
+    ot_ode *ode;
+    ck_assert_int_eq(ot_ode_new(&ode, 1, 1, decay_rhs, NULL), OT_OK);
+    ck_assert_int_eq(ot_ode_set_roots(ode, 1, half_life), OT_OK);
+    ck_assert_int_eq(ot_ode_set_rtol(ode, 1e-10), OT_OK);
+    ck_assert_int_eq(ot_ode_set_atol(ode, 1e-12), OT_OK);
+    ot_solution *s =
+        solve_mode(ode, OT_LOCKSTEP, view1(&y0, 1), view2(k, 1, 4), view1(t, 4));
+    for (int b = 0; b < 4; b++) {
+        double when;
+        int idx;
+        ck_assert_int_eq(ot_solution_lane_status(s, b), OT_OK);
+        ck_assert_int_eq(ot_solution_lane_root(s, b, &idx, &when), OT_OK);
+        ck_assert_double_eq_tol(when, log(2.0) / k[b], 1e-8);
+    }
+    ot_solution_free(s);
+    ot_ode_free(ode);
+}
+END_TEST
+
 /* Forward sensitivities in lockstep (own all-lanes difference quotients)
  * against the analytic dy/dk = -t y0 exp(-k t). */
 START_TEST(sensitivities_match_analytic)
@@ -549,6 +582,7 @@ Suite *lockstep_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, callback_failure_stops_the_batch);
     tcase_add_test(tc, roots_stop_each_lane_at_its_event);
+    tcase_add_test(tc, stopped_lanes_leave_the_norm);
     tcase_add_test(tc, device_requests_without_cuda);
     tcase_add_test(tc, init_and_out_match_analytic);
     suite_add_tcase(s, tc);

@@ -129,8 +129,10 @@ OT_API int ot_view_check_lanes(ot_view v, int64_t n, int64_t nbatch, const char 
 /* Shared by the column accessors below; not for direct use. */
 static inline void *ot__col(const ot_layout *l, int dtype, int64_t j, int64_t k)
 {
-    if (l->dtype != dtype || j < 0 || k < 0 || j >= l->shape[1] || k >= l->shape[2] ||
-        l->ndim < 0)
+    /* Unsigned compares catch negative indices too; an absent view has
+     * extents 0, so nothing is in range. */
+    if (l->dtype != dtype || (uint64_t)j >= (uint64_t)l->shape[1] ||
+        (uint64_t)k >= (uint64_t)l->shape[2])
         return NULL;
     return (char *)l->data + j * l->strides[1] + k * l->strides[2];
 }

@@ -32,8 +32,10 @@ typedef struct {
 /* ---- lane_norm.cu --------------------------------------------------------- */
 
 /* Makes v's WRMS norms (and those of its clones) the maximum over lanes of
- * each lane's norm, for lanes of n entries, reduced on the device into word. */
-void ot__cuda_lane_norm(N_Vector v, int64_t n, unsigned long long *word);
+ * each lane's norm, for lanes of n entries, leaving out lanes with mask[b]
+ * set (device memory), reduced on the device into word. */
+void ot__cuda_lane_norm(N_Vector v, int64_t n, const unsigned char *mask,
+                        unsigned long long *word);
 
 /* ---- block_lu.cu ---------------------------------------------------------- */
 

@@ -15,14 +15,17 @@ namespace
  * share these ops, so the state lives with the thread. */
 thread_local int64_t lane_n;
 thread_local unsigned long long *lane_word;
+thread_local const unsigned char *lane_mask; /* device: lanes left out */
 
 __global__ void lane_sumsq(const double *x, const double *w, const double *id, int64_t n,
-                           int64_t nb, unsigned long long *out)
+                           int64_t nb, const unsigned char *mask, unsigned long long *out)
 {
     __shared__ double best[256];
     const int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     double s = 0;
-    if (b < nb)
+    /* A lane stopped by its root stands still: its stale step history must
+     * not hold back the others. */
+    if (b < nb && !(mask && mask[b]))
         for (int64_t k = b * n; k < (b + 1) * n; k++)
             if (!id || id[k] > 0) {
                 const double v = x[k] * w[k];
@@ -48,7 +51,7 @@ sunrealtype lane_norm(N_Vector x, N_Vector w, N_Vector id)
     if (cudaMemsetAsync(lane_word, 0, sizeof word) != cudaSuccess)
         return NAN;
     lane_sumsq<<<OT_CUDA_GRID(nb)>>>(ot__dptr(x), ot__dptr(w), id ? ot__dptr(id) : NULL,
-                                     n, nb, lane_word);
+                                     n, nb, lane_mask, lane_word);
     if (cudaMemcpy(&word, lane_word, sizeof word, cudaMemcpyDeviceToHost) != cudaSuccess)
         return NAN; /* CVODE then fails its tests and the batch stops */
     double worst;
@@ -61,10 +64,12 @@ sunrealtype wrms_mask(N_Vector x, N_Vector w, N_Vector id) { return lane_norm(x,
 
 } // namespace
 
-void ot__cuda_lane_norm(N_Vector v, int64_t n, unsigned long long *word)
+void ot__cuda_lane_norm(N_Vector v, int64_t n, const unsigned char *mask,
+                        unsigned long long *word)
 {
     lane_n = n;
     lane_word = word;
+    lane_mask = mask;
     v->ops->nvwrmsnorm = wrms;
     v->ops->nvwrmsnormmask = wrms_mask;
     /* Fused and local variants would bypass ours; without them SUNDIALS

@@ -146,13 +146,24 @@ void make_linear(ot__lockstep *L)
     L->LS = L->A ? ot__cuda_block_solver_new(L->n, L->nb, use_cublas, L->ctx) : NULL;
 }
 
+/* The device mask follows L->stopped: zeroed derivatives and Jacobian
+ * blocks, and no say in the norm, for lanes stopped by a root. */
+void stopped_changed(ot__lockstep *L)
+{
+    ot__cuda_state *S = state(L);
+    S->any_stopped = 1;
+    ot__cuda_check(L,
+                   cudaMemcpy(S->mask, L->stopped, (size_t)L->nb, cudaMemcpyHostToDevice),
+                   "stopped lanes");
+}
+
 int emit(ot__lockstep *L, ot_solution *sol, int64_t i, double t, N_Vector yv);
 int host_rows(ot__lockstep *L, double t, N_Vector y, double *dst);
 void nan_fill(ot__lockstep *L, ot_solution *sol);
 
 const ot__ls_backend cuda_backend = {
     emit,          host_rows,         nan_fill,  ot__cuda_rhs, ot__cuda_jac,
-    ot__cuda_root, ot__cuda_sens_rhs, make_atol, make_linear};
+    ot__cuda_root, ot__cuda_sens_rhs, make_atol, make_linear,  stopped_changed};
 
 int make_solver(ot__lockstep *L, const ot__plan *pl)
 {
@@ -189,7 +200,7 @@ int make_solver(ot__lockstep *L, const ot__plan *pl)
     L->y = N_VNew_Cuda(L->n * L->nb, L->ctx);
     if (L->y == NULL)
         return OT_ERR_NOMEM;
-    ot__cuda_lane_norm(L->y, L->n, S->word);
+    ot__cuda_lane_norm(L->y, L->n, S->mask, S->word);
     L->yout = N_VClone(L->y);
     L->ewt = L->yout ? N_VClone(L->y) : NULL;
     if (L->ewt == NULL)
