@@ -3,6 +3,7 @@
 #   make check SANITIZE=1 the same under AddressSanitizer + UBSan
 #   make demo             build and run the main example
 #   make cuda             the CUDA lockstep backend (build/cuda/), needs nvcc
+#   make bench            Robertson benchmark vs raw CVODE and SciPy (BENCHMARKS.md)
 #   make install PREFIX=/usr DESTDIR=/tmp/stage
 
 PREFIX  ?= /usr/local
@@ -50,12 +51,13 @@ STATIC := $(B)/libodetensor.a
 SHARED := $(B)/libodetensor.so
 
 .PHONY: all check demo install uninstall clean lint format help deps deps-check \
-        test-c test-headers test-readme test-python test-examples examples
+        test-c test-headers test-readme test-install test-python test-examples examples bench bench-bin \
+        bench-lockstep
 
 all: $(STATIC) $(SHARED) examples
 
 help:
-	@sed -n '1,6p' Makefile
+	@sed -n '1,/^$$/p' Makefile
 
 deps:
 	@sh scripts/deps.sh build
@@ -89,8 +91,8 @@ $(B)/tests/check_odetensor: $(TEST_OBJ) $(STATIC)
 	$(CC) $(SANFLAGS) -o $@ $(TEST_OBJ) $(STATIC) $(CHECK_LIBS) $(LDLIBS_CORE)
 
 check: deps-check
-	@$(MAKE) --no-print-directory test-headers test-readme test-python test-examples test-cuda \
-	    test-c
+	@$(MAKE) --no-print-directory test-headers test-readme test-install test-python test-examples \
+	    test-cuda test-c
 
 # The public headers must compile alone, as C11 and as C++11.
 test-headers:
@@ -128,6 +130,18 @@ test-examples: examples
 	        || { cat $(B)/demo/$$e.out; echo "example $$e FAILED"; exit 1; }; \
 	    echo "example $$e: ok"; done
 
+# make install into a staging folder, then the README example built against
+# it through pkg-config, with the shared library.
+test-install: $(STATIC) $(SHARED) test-readme
+	@rm -rf $(B)/stage
+	@$(MAKE) --no-print-directory install DESTDIR=$(abspath $(B)/stage) PREFIX=/usr >/dev/null
+	$(CC) -std=c11 $(WARN) $(SANFLAGS) -o $(B)/stage/example $(B)/readme/example.c \
+	    -I$(B)/stage/usr/include -L$(B)/stage/usr/lib \
+	    $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B)/stage) PKG_CONFIG_PATH=$(B)/stage/usr/lib/pkgconfig \
+	       pkg-config --libs odetensor) $(LDLIBS_CORE)
+	$(SAN_ENV) LD_LIBRARY_PATH=$(B)/stage/usr/lib $(B)/stage/example >/dev/null
+	@echo "install: headers, libraries and odetensor.pc work from $(B)/stage"
+
 test-c: $(B)/tests/check_odetensor
 	$(SAN_ENV) $(B)/tests/check_odetensor
 
@@ -138,6 +152,39 @@ demo: deps
 	@$(MAKE) --no-print-directory $(B)/examples/robertson
 	@mkdir -p $(B)/demo
 	$(B)/examples/robertson $(B)/demo/robertson.svg
+
+# Benchmarks (not part of check): build the programs, then bench/run.sh prints
+# the table that BENCHMARKS.md records; `make bench ROUNDS=9` etc. set the
+# sizes that bench/run.sh reads (see its header).
+BENCH_BIN := $(B)/bench/raw_cvode $(B)/bench/ot_robertson $(B)/bench/interleave \
+             $(B)/bench/lockstep_vs_lanes
+
+bench-bin: $(BENCH_BIN)
+
+$(B)/bench/%: $(B)/obj/bench/%.o $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $< $(STATIC) $(LDLIBS_CORE)
+
+# interleave runs both solvers in one process: their objects without main().
+$(B)/obj/bench/%.nomain.o: bench/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DBENCH_NO_MAIN -c $< -o $@
+
+$(B)/bench/interleave: $(B)/obj/bench/interleave.o $(B)/obj/bench/raw_cvode.nomain.o \
+                       $(B)/obj/bench/ot_robertson.nomain.o $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $(filter %.o,$^) $(STATIC) $(LDLIBS_CORE)
+
+bench:
+	@sh scripts/deps.sh bench
+	@$(MAKE) --no-print-directory bench-bin
+	sh bench/run.sh $(B)/bench
+
+# Lockstep vs lanes mode on the CPU (issue 4): the same Robertson problem;
+# each mode in its own process for its peak RSS, each lane against a
+# reference solved 1e4 times tighter.
+bench-lockstep: $(B)/bench/lockstep_vs_lanes
+	@for m in lanes1 lanes2 lockstep; do $(B)/bench/lockstep_vs_lanes $$m 10000; done
 
 install: $(STATIC) $(SHARED)
 	install -d $(DESTDIR)$(INCDIR)/odetensor $(DESTDIR)$(LIBDIR)/pkgconfig
@@ -157,7 +204,8 @@ uninstall:
 
 FORMAT_FILES = $(wildcard include/*.h include/odetensor/*.h src/*.c src/*.h tests/*.c examples/*.c \
                           src/cuda/*.cu src/cuda/*.h tests/cuda/* examples/cuda/* \
-                          bench/*.c bench/*.h)
+                          bench/*.c \
+                          bench/robertson.h bindings/wasm/src/*.c bindings/wasm/test/*.c)
 
 lint:
 	@sh scripts/deps.sh lint

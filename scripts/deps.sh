@@ -4,7 +4,7 @@
 # apt-get, otherwise it prints the exact command and stops.
 set -eu
 
-# Usage: scripts/deps.sh [group...]; groups: build (default), check, lint, cuda, bench.
+# Usage: scripts/deps.sh [group...]; groups: build (default), check, lint, cuda, bench, wasm, npm.
 groups=${*:-build}
 pkgs=""
 for g in $groups; do
@@ -14,7 +14,13 @@ for g in $groups; do
         lint)  pkgs="$pkgs cppcheck clang-format" ;;
         cuda)  pkgs="$pkgs cmake xz-utils libsundials-dev pkg-config make gcc g++ check" ;;
         bench) pkgs="$pkgs libsundials-dev pkg-config make gcc valgrind time python3 python3-numpy python3-scipy" ;;
-        *) echo "deps.sh: unknown group '$g' (known: build check lint cuda bench)" >&2; exit 2 ;;
+        # Debian's emscripten 3.1.6 (clang 14, binaryen, node-acorn); cmake and
+        # xz-utils build SUNDIALS for wasm32 from Debian's source; node runs the tests.
+        wasm)  pkgs="$pkgs emscripten nodejs cmake xz-utils libdlpack-dev libsundials-dev pkg-config make gcc" ;;
+        # npm for make bench-wasm (odex); only asked for when no npm is on PATH
+        # (a nodejs from elsewhere, e.g. NodeSource, brings its own npm).
+        npm)   pkgs="$pkgs npm" ;;
+        *) echo "deps.sh: unknown group '$g' (known: build check lint cuda bench wasm npm)" >&2; exit 2 ;;
     esac
 done
 
