@@ -3,7 +3,10 @@
 #   make check SANITIZE=1 the same under AddressSanitizer + UBSan
 #   make demo             build and run the main example
 #   make cuda             the CUDA lockstep backend (build/cuda/), needs nvcc
+#   make wasm             the WebAssembly/JavaScript package (bindings/wasm/)
+#   make wasm-demo        serve the browser demo on http://127.0.0.1:8123/demo/
 #   make bench            Robertson benchmark vs raw CVODE and SciPy (BENCHMARKS.md)
+#   make bench-lockstep   lockstep vs lanes mode on the CPU
 #   make install PREFIX=/usr DESTDIR=/tmp/stage
 
 PREFIX  ?= /usr/local
@@ -92,7 +95,7 @@ $(B)/tests/check_odetensor: $(TEST_OBJ) $(STATIC)
 
 check: deps-check
 	@$(MAKE) --no-print-directory test-headers test-readme test-install test-python test-examples \
-	    test-cuda test-c
+	    test-cuda test-wasm test-wasm-browser test-c
 
 # The public headers must compile alone, as C11 and as C++11.
 test-headers:
@@ -221,6 +224,7 @@ clean:
 	rm -rf build
 
 include mk/cuda.mk
+include mk/wasm.mk
 
 # Keep objects make would treat as intermediate (examples).
 .SECONDARY:

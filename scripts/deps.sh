@@ -4,7 +4,7 @@
 # apt-get, otherwise it prints the exact command and stops.
 set -eu
 
-# Usage: scripts/deps.sh [group...]; groups: build (default), check, lint, cuda, bench, wasm, npm.
+# Usage: scripts/deps.sh [group...]; groups: build (default), check, lint, cuda, bench, wasm, npm, browser.
 groups=${*:-build}
 pkgs=""
 for g in $groups; do
@@ -20,7 +20,11 @@ for g in $groups; do
         # npm for make bench-wasm (odex); only asked for when no npm is on PATH
         # (a nodejs from elsewhere, e.g. NodeSource, brings its own npm).
         npm)   pkgs="$pkgs npm" ;;
-        *) echo "deps.sh: unknown group '$g' (known: build check lint cuda bench wasm npm)" >&2; exit 2 ;;
+        # The demo page's test: Debian's Chromium driven by playwright-core
+        # (from npm, pinned by bindings/wasm/package-lock.json); Liberation
+        # fonts so the page's text renders on a bare machine.
+        browser) pkgs="$pkgs chromium fonts-liberation" ;;
+        *) echo "deps.sh: unknown group '$g' (known: build check lint cuda bench wasm npm browser)" >&2; exit 2 ;;
     esac
 done
 

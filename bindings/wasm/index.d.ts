@@ -1,0 +1,203 @@
+// Types of odetensor's JavaScript API (index.mjs; index.d.cts for require()).
+// Checked with TypeScript 5.9 (module node16). Solution[Symbol.dispose] needs
+// lib "esnext.disposable" (TypeScript >= 5.2) or skipLibCheck.
+// Arrays are column-major: element [i, j, k] of a [d0, d1, d2] tensor is at
+// i + d0 * (j + d1 * k).
+
+/** Numbers accepted as input; copied into wasm memory as f64 (a Float64Array
+ * that already views wasm memory is used in place). */
+export type NumericArray = Float64Array | Float32Array | ArrayLike<number>;
+
+/** Return value of a callback: nothing or 0 = ok, > 0 = recoverable (the
+ * solver retries with a smaller step), < 0 = stop the lane (lockstep: the
+ * batch). Throwing also stops it, and the exception is reported. */
+export type CallbackResult = number | void;
+
+/**
+ * dydt = f(t, y, p), written in place. y [n, k], p [np, k], dydt [n, k] are
+ * views over wasm memory, valid only during the call. k = 1 in 'lanes' mode
+ * (lane = that lane's index), k = nbatch in 'lockstep' mode (lane = 0).
+ */
+export type RhsFunction = (t: number, y: Float64Array, p: Float64Array, dydt: Float64Array,
+  k: number, lane: number) => CallbackResult;
+/** J [n, n, k] (column-major, arrives zeroed): J[i + n * j + n * n * b] = d f_i / d y_j. */
+export type JacFunction = (t: number, y: Float64Array, p: Float64Array, J: Float64Array,
+  k: number, lane: number) => CallbackResult;
+/** y0 [n, k] from p [np, k]: used when y0 is omitted. */
+export type InitFunction = (p: Float64Array, y0: Float64Array, k: number, lane: number) => CallbackResult;
+/** o [nout, k]: what the solution records instead of y. */
+export type OutFunction = (t: number, y: Float64Array, p: Float64Array, o: Float64Array,
+  k: number, lane: number) => CallbackResult;
+/** g [nroots, k]: a sign change of any g_i stops the lane at the event. */
+export type RootFunction = (t: number, y: Float64Array, p: Float64Array, g: Float64Array,
+  k: number, lane: number) => CallbackResult;
+
+export interface SolveOptions {
+  /** Relative tolerance (default 1e-6). */
+  rtol?: number;
+  /** Absolute tolerance: one number, or one per state (default 1e-8). */
+  atol?: number | NumericArray;
+  /** 'bdf' (stiff, default) or 'adams' (non-stiff). */
+  method?: 'bdf' | 'adams';
+  /** 'lanes' (default): each lane its own solver; 'lockstep': one solver over
+   * all lanes, callbacks called once for all of them. */
+  mode?: 'lanes' | 'lockstep';
+  /** Initial time (default 0). */
+  t0?: number;
+  /** First step size; 0 (default) lets CVODE estimate it. */
+  firstStep?: number;
+  /** Largest step size; 0 (default) means no limit. */
+  maxStep?: number;
+  /** Max internal steps between outputs (default 500). */
+  maxSteps?: number;
+  /** Sensitivity tolerances; 0 (default) lets CVODES estimate them. */
+  sensRtol?: number;
+  sensAtol?: number;
+}
+
+export interface Problem {
+  /** Number of states n >= 1. */
+  nstates: number;
+  /** Number of parameters np >= 0 (default 0). */
+  nparams?: number;
+  rhs: RhsFunction;
+  jac?: JacFunction;
+  init?: InitFunction;
+  out?: OutFunction;
+  /** Number of outputs of `out`. */
+  nout?: number;
+  roots?: RootFunction;
+  /** Number of root functions of `roots`. */
+  nroots?: number;
+  /** [n] (every lane) or [n, nbatch], column-major; omit to use `init`. */
+  y0?: NumericArray | null;
+  /** [np] (every lane) or [np, nbatch], column-major. nbatch is the lane count
+   * of y0 or params (1 when both are one lane). */
+  params?: NumericArray | null;
+  options?: SolveOptions;
+}
+
+export interface DenseProblem extends Problem {
+  /** Output times [nt], strictly increasing, tEval[0] >= t0. */
+  tEval: NumericArray;
+}
+
+export interface StepsProblem extends Problem {
+  /** Solve from t0 to finalTime, recording every internal step. */
+  finalTime: number;
+}
+
+/** DLPack's dtype: kDLFloat (2), 64 bits, 1 lane. */
+export interface DLDataType { readonly code: number; readonly bits: number; readonly lanes: number }
+/** DLPack's device: kDLCPU (1), id 0. */
+export interface DLDevice { readonly deviceType: number; readonly deviceId: number }
+
+/** An output tensor in wasm memory, described the way DLPack describes one. */
+export interface Tensor {
+  /** Zero-copy view of the elements, valid until the solution is disposed;
+   * read it again after other odetensor calls (memory growth detaches old
+   * views). Throws once the solution is disposed. */
+  readonly data: Float64Array;
+  readonly shape: readonly number[];
+  /** In elements (DLPack's unit), column-major. */
+  readonly strides: readonly number[];
+  readonly ndim: number;
+  readonly dtype: DLDataType;
+  readonly device: DLDevice;
+  readonly byteOffset: number;
+  /** Number of elements. */
+  readonly size: number;
+  /** Element [i, j, k]. */
+  get(i: number, j?: number, k?: number): number;
+  /** A copy owned by JS (survives dispose()). */
+  toFloat64Array(): Float64Array;
+}
+
+export interface LaneStats {
+  steps: number;
+  rhsEvals: number;
+  jacRhsEvals: number;
+  jacEvals: number;
+  linSetups: number;
+  errTestFails: number;
+  nonlinIters: number;
+  nonlinFails: number;
+  /** The time the lane reached. */
+  finalTime: number;
+}
+
+export type StatusName =
+  | 'OT_OK' | 'OT_ERR_ARG' | 'OT_ERR_LAYOUT' | 'OT_ERR_SHAPE' | 'OT_ERR_DTYPE' | 'OT_ERR_DEVICE'
+  | 'OT_ERR_READ_ONLY' | 'OT_ERR_VERSION' | 'OT_ERR_OVERFLOW' | 'OT_ERR_NOMEM' | 'OT_ERR_NO_CUDA'
+  | 'OT_ERR_LANES_FAILED' | 'OT_ERR_SOLVER' | 'OT_ERR_CALLBACK' | 'OT_ERR_VALUE' | 'OT_ERR_INTERNAL';
+
+/** A solve's result. Per-lane arrays are JS copies; the tensors live in wasm
+ * memory until dispose() (or `using`, or garbage collection). A solve whose
+ * lanes failed still returns one (ok false); only bad input throws. */
+export interface Solution {
+  /** solveDense/solveFwdSens: [nt]; solve: [ntMax, nbatch], NaN past count. */
+  readonly ts: Tensor;
+  /** [n or nout, nt, nbatch]; NaN after a lane's last good time. */
+  readonly ys: Tensor;
+  /** solveFwdSens: sens[j] = d ys / d p_j, [n or nout, nt, nbatch]; else []. */
+  readonly sens: readonly Tensor[];
+  readonly nbatch: number;
+  readonly nfailed: number;
+  readonly ok: boolean;
+  /** Per lane: 'OT_OK', 'OT_ERR_CALLBACK', 'OT_ERR_SOLVER'. */
+  readonly status: readonly StatusName[];
+  readonly statusCode: Int32Array;
+  /** Per lane: '' or why it failed (a thrown callback's message first). */
+  readonly message: readonly string[];
+  /** Per lane: the value a callback threw, if one did. */
+  readonly errors: readonly unknown[];
+  /** Per lane: number of valid time points. */
+  readonly count: Int32Array;
+  /** Per lane: index of the root that fired, -1 if none; and its time. */
+  readonly rootIndex: Int32Array;
+  readonly rootTime: Float64Array;
+  readonly stats: readonly LaneStats[];
+  readonly disposed: boolean;
+  /** Frees the wasm memory; idempotent. */
+  dispose(): void;
+  [Symbol.dispose](): void;
+}
+
+export interface SensSolution extends Solution {}
+
+/** An odetensor failure: status name, numeric code, the library's message
+ * (naming the argument and the rule it broke); `cause` is the exception a
+ * callback threw, when one did. */
+export declare class OdeTensorError extends Error {
+  constructor(status: StatusName, code: number, message: string, options?: { cause?: unknown });
+  readonly name: 'OdeTensorError';
+  readonly status: StatusName;
+  readonly code: number;
+}
+
+export interface OdeTensor {
+  /** Library version, e.g. '0.1.0'. */
+  readonly version: string;
+  readonly OdeTensorError: typeof OdeTensorError;
+  /** ys [n|nout, nt, nbatch] at the times tEval. */
+  solveDense(problem: DenseProblem): Solution;
+  /** Every internal step to finalTime: ts [ntMax, nbatch], ys [n|nout, ntMax, nbatch]. */
+  solve(problem: StepsProblem): Solution;
+  /** As solveDense, plus forward sensitivities (needs nparams >= 1). */
+  solveFwdSens(problem: DenseProblem): SensSolution;
+  /** The name of a status code. */
+  statusName(code: number): StatusName;
+  /** Size of wasm memory in bytes. */
+  heapSize(): number;
+  /** Bytes currently allocated in wasm memory. */
+  heapInUse(): number;
+}
+
+export interface LoadOptions {
+  /** A new module instance with its own memory instead of the shared one. */
+  fresh?: boolean;
+}
+
+/** Loads (once) and instantiates the wasm module. */
+export declare function load(options?: LoadOptions): Promise<OdeTensor>;
+export default load;

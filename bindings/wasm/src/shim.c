@@ -1,0 +1,407 @@
+/* odetensor for JavaScript: a C API over the library with int, double and
+ * pointer arguments only (no struct crosses the JS boundary by value), built
+ * into the wasm module by `make wasm` and called by ../index.mjs.
+ *
+ * Callbacks are plain C function pointers (from JS: Module.addFunction):
+ *   int eval(double t, const double *y, const double *p, double *out,
+ *            int k, int lane, void *user)      rhs, jac, out, root
+ *   int init(const double *p, double *y0, int k, int lane, void *user)
+ * y [n, k], p [np, k], out [rows, k] (jac: [n, n, k]) are compact column-major
+ * f64 arrays valid only during the call; k = 1 in lanes mode (lane is then the
+ * lane's index) and k = nbatch in lockstep mode (lane 0). The return codes are
+ * odetensor's: 0 ok, > 0 retry with a smaller step, < 0 stop the lane.
+ *
+ * Lanes run one after another on the calling thread (threads = 1): wasm here
+ * has no threads, and the lane index passed to callbacks relies on it. */
+#include <malloc.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <odetensor.h>
+
+#ifdef __EMSCRIPTEN__
+#include <emscripten/emscripten.h>
+#define OTW_API EMSCRIPTEN_KEEPALIVE
+#else
+#define OTW_API
+#endif
+
+typedef int (*otw_eval_fn)(double t, const double *y, const double *p, double *out, int k,
+                           int lane, void *user);
+typedef int (*otw_init_fn)(const double *p, double *y0, int k, int lane, void *user);
+
+typedef struct otw_problem {
+    ot_ode *ode;
+    otw_eval_fn rhs, jac, out, root;
+    otw_init_fn init;
+    void *user;
+    int lockstep;
+    int lane; /* lanes mode: the lane being solved (lanes run in order) */
+} otw_problem;
+
+/* ---- Views as flat arrays ---------------------------------------------- */
+
+/* True when the view's elements are one compact column-major block. The
+ * solver's views always are; anything else goes through a scratch copy. */
+static int is_compact(const ot_layout *l)
+{
+    int64_t want = 8;
+    for (int a = 0; a < OT_MAX_NDIM; a++) {
+        if (l->shape[a] > 1 && l->strides[a] != want)
+            return 0;
+        want *= l->shape[a] > 0 ? l->shape[a] : 1;
+    }
+    return 1;
+}
+
+static int64_t numel(const ot_layout *l)
+{
+    return l->shape[0] * l->shape[1] * l->shape[2];
+}
+
+/* Copies the columns of l into (to_flat) or out of a compact buffer. */
+static void copy_cols(const ot_layout *l, double *flat, int to_flat)
+{
+    const size_t rows = (size_t)l->shape[0];
+    for (int64_t k = 0; k < l->shape[2]; k++)
+        for (int64_t j = 0; j < l->shape[1]; j++) {
+            char *col = (char *)l->data + j * l->strides[1] + k * l->strides[2];
+            double *f = flat + (k * l->shape[1] + j) * l->shape[0];
+            if (to_flat)
+                memcpy(f, col, rows * sizeof *f);
+            else
+                memcpy(col, f, rows * sizeof *f);
+        }
+}
+
+/* A flat pointer to the view's elements in *flat: its own data, or a
+ * scratch copy in *tmp that the caller frees. @return 0, or -1 out of memory. */
+static int flat_of(const ot_layout *l, double **flat, double **tmp)
+{
+    *tmp = NULL;
+    *flat = l->data;
+    if (l->data == NULL || is_compact(l))
+        return 0;
+    *tmp = *flat = malloc((size_t)numel(l) * sizeof **tmp);
+    if (*tmp == NULL)
+        return -1;
+    copy_cols(l, *tmp, 1);
+    return 0;
+}
+
+static int lane_of(const otw_problem *P) { return P->lockstep ? 0 : P->lane; }
+
+static int call_eval(otw_problem *P, otw_eval_fn fn, double t, ot_view y, ot_view p,
+                     ot_view_mut o)
+{
+    double *fy, *fp, *fo, *ty, *tp, *to;
+    int rc = -1;
+    const int bad = flat_of(&y.layout, &fy, &ty) | flat_of(&p.layout, &fp, &tp) |
+                    flat_of(&o.layout, &fo, &to);
+    if (!bad) {
+        rc = fn(t, fy, fp, fo, (int)y.layout.shape[1], lane_of(P), P->user);
+        if (to)
+            copy_cols(&o.layout, to, 0);
+    }
+    free(ty);
+    free(tp);
+    free(to);
+    return rc;
+}
+
+static int rhs_tramp(double t, ot_view y, ot_view p, ot_view_mut dydt, void *user)
+{
+    otw_problem *P = user;
+    return call_eval(P, P->rhs, t, y, p, dydt);
+}
+
+static int jac_tramp(double t, ot_view y, ot_view p, ot_view_mut J, void *user)
+{
+    otw_problem *P = user;
+    return call_eval(P, P->jac, t, y, p, J);
+}
+
+static int out_tramp(double t, ot_view y, ot_view p, ot_view_mut o, void *user)
+{
+    otw_problem *P = user;
+    return call_eval(P, P->out, t, y, p, o);
+}
+
+static int root_tramp(double t, ot_view y, ot_view p, ot_view_mut g, void *user)
+{
+    otw_problem *P = user;
+    return call_eval(P, P->root, t, y, p, g);
+}
+
+static int init_tramp(ot_view p, ot_view_mut y0, void *user)
+{
+    otw_problem *P = user;
+    double *fp, *fy, *tp, *ty;
+    int rc = -1;
+    if (!(flat_of(&p.layout, &fp, &tp) | flat_of(&y0.layout, &fy, &ty))) {
+        rc = P->init(fp, fy, (int)y0.layout.shape[1], lane_of(P), P->user);
+        if (ty)
+            copy_cols(&y0.layout, ty, 0);
+    }
+    free(tp);
+    free(ty);
+    return rc;
+}
+
+/* Called after each lane; with one thread lanes finish in order, so the next
+ * lane to be solved is the number done. */
+static void on_progress(int64_t done, int64_t total, void *user)
+{
+    (void)total;
+    ((otw_problem *)user)->lane = (int)done;
+}
+
+/* ---- Status and memory -------------------------------------------------- */
+
+OTW_API const char *otw_last_error(void) { return ot_last_error(); }
+OTW_API const char *otw_status_name(int status) { return ot_status_name(status); }
+OTW_API const char *otw_version(void) { return ot_version_string(); }
+
+/* Bytes currently allocated by malloc: flat across solves unless something
+ * leaks. */
+OTW_API double otw_heap_in_use(void) { return (double)mallinfo().uordblks; }
+
+OTW_API void *otw_malloc(int bytes) { return bytes > 0 ? malloc((size_t)bytes) : NULL; }
+OTW_API void otw_free(void *ptr) { free(ptr); }
+
+/* ---- Problem ------------------------------------------------------------ */
+
+/* A new problem in *out (the caller frees it with otw_problem_free). */
+OTW_API int otw_problem_new(otw_problem **out, int nstates, int nparams, otw_eval_fn rhs,
+                            void *user)
+{
+    otw_problem *P = calloc(1, sizeof *P);
+    if (P == NULL)
+        return OT_ERR_NOMEM;
+    int st = ot_ode_new(&P->ode, nstates, nparams, rhs ? rhs_tramp : NULL, P);
+    if (st == OT_OK)
+        st = ot_ode_set_threads(P->ode, 1);
+    if (st == OT_OK)
+        st = ot_ode_set_progress(P->ode, on_progress, P);
+    if (st != OT_OK) {
+        ot_ode_free(P->ode);
+        free(P);
+        return st;
+    }
+    P->rhs = rhs;
+    P->user = user;
+    *out = P;
+    return OT_OK;
+}
+
+OTW_API void otw_problem_free(otw_problem *P)
+{
+    if (P == NULL)
+        return;
+    ot_ode_free(P->ode);
+    free(P);
+}
+
+OTW_API int otw_set_jac(otw_problem *P, otw_eval_fn jac)
+{
+    P->jac = jac;
+    return ot_ode_set_jac(P->ode, jac ? jac_tramp : NULL);
+}
+
+OTW_API int otw_set_init(otw_problem *P, otw_init_fn init)
+{
+    P->init = init;
+    return ot_ode_set_init(P->ode, init ? init_tramp : NULL);
+}
+
+OTW_API int otw_set_out(otw_problem *P, int nout, otw_eval_fn out)
+{
+    P->out = out;
+    return ot_ode_set_out(P->ode, nout, out ? out_tramp : NULL);
+}
+
+OTW_API int otw_set_roots(otw_problem *P, int nroots, otw_eval_fn root)
+{
+    P->root = root;
+    return ot_ode_set_roots(P->ode, nroots, root ? root_tramp : NULL);
+}
+
+/* method: 1 BDF, 2 Adams (ot_method). */
+OTW_API int otw_set_method(otw_problem *P, int method)
+{
+    return ot_ode_set_method(P->ode, (ot_method)method);
+}
+
+/* mode: 1 lanes, 2 lockstep (ot_mode). */
+OTW_API int otw_set_mode(otw_problem *P, int mode)
+{
+    int st = ot_ode_set_mode(P->ode, (ot_mode)mode);
+    if (st == OT_OK)
+        P->lockstep = mode == OT_LOCKSTEP;
+    return st;
+}
+
+OTW_API int otw_set_rtol(otw_problem *P, double v) { return ot_ode_set_rtol(P->ode, v); }
+OTW_API int otw_set_atol(otw_problem *P, double v) { return ot_ode_set_atol(P->ode, v); }
+OTW_API int otw_set_t0(otw_problem *P, double v) { return ot_ode_set_t0(P->ode, v); }
+
+OTW_API int otw_set_first_step(otw_problem *P, double v)
+{
+    return ot_ode_set_first_step(P->ode, v);
+}
+
+OTW_API int otw_set_max_step(otw_problem *P, double v)
+{
+    return ot_ode_set_max_step(P->ode, v);
+}
+
+OTW_API int otw_set_max_steps(otw_problem *P, int v)
+{
+    return ot_ode_set_max_steps(P->ode, v);
+}
+
+OTW_API int otw_set_sens_tolerances(otw_problem *P, double rtol, double atol)
+{
+    return ot_ode_set_sens_tolerances(P->ode, rtol, atol);
+}
+
+/* One absolute tolerance per state: atol[nstates]. */
+OTW_API int otw_set_atol_vector(otw_problem *P, const double *atol)
+{
+    const int64_t n = ot_ode_nstates(P->ode);
+    ot_view v;
+    int st = ot_view_make(&v, atol, OT_F64, (ot_device){OT_CPU, 0}, 1, &n, NULL);
+    return st == OT_OK ? ot_ode_set_atol_vector(P->ode, v) : st;
+}
+
+/* ---- Solves ------------------------------------------------------------- */
+
+/* A compact [rows, cols] input view over data; absent when data is NULL. */
+static int input_view(ot_view *v, const double *data, int rows, int cols)
+{
+    if (data == NULL) {
+        *v = ot_view_absent();
+        return OT_OK;
+    }
+    const int64_t shape[2] = {rows, cols};
+    return ot_view_make(v, data, OT_F64, (ot_device){OT_CPU, 0}, 2, shape, NULL);
+}
+
+enum { SOLVE_DENSE, SOLVE_STEPS, SOLVE_SENS };
+
+static int run(int kind, ot_solution **out, otw_problem *P, const double *y0, int y0_cols,
+               const double *params, int p_cols, const double *t_eval, int nt,
+               double final_time)
+{
+    ot_view y0v, pv, tv = ot_view_absent();
+    const int n = (int)ot_ode_nstates(P->ode), np = (int)ot_ode_nparams(P->ode);
+    int st = input_view(&y0v, y0, n, y0_cols);
+    if (st == OT_OK)
+        st = input_view(&pv, params, np, p_cols);
+    if (st == OT_OK && kind != SOLVE_STEPS) {
+        const int64_t len = nt;
+        st = ot_view_make(&tv, t_eval, OT_F64, (ot_device){OT_CPU, 0}, 1, &len, NULL);
+    }
+    if (st != OT_OK)
+        return st;
+    P->lane = 0;
+    switch (kind) {
+    case SOLVE_DENSE:
+        return ot_solve_dense(P->ode, y0v, pv, tv, out);
+    case SOLVE_STEPS:
+        return ot_solve(P->ode, y0v, pv, final_time, out);
+    default:
+        return ot_solve_fwd_sens(P->ode, y0v, pv, tv, out);
+    }
+}
+
+/* y0 [nstates, y0_cols] or NULL (init computes it), params [nparams, p_cols]
+ * or NULL (nparams 0), t_eval [nt]; the solution in *out on OT_OK and
+ * OT_ERR_LANES_FAILED (free it with otw_solution_free). */
+OTW_API int otw_solve_dense(ot_solution **out, otw_problem *P, const double *y0,
+                            int y0_cols, const double *params, int p_cols,
+                            const double *t_eval, int nt)
+{
+    return run(SOLVE_DENSE, out, P, y0, y0_cols, params, p_cols, t_eval, nt, 0);
+}
+
+OTW_API int otw_solve(ot_solution **out, otw_problem *P, const double *y0, int y0_cols,
+                      const double *params, int p_cols, double final_time)
+{
+    return run(SOLVE_STEPS, out, P, y0, y0_cols, params, p_cols, NULL, 0, final_time);
+}
+
+OTW_API int otw_solve_fwd_sens(ot_solution **out, otw_problem *P, const double *y0,
+                               int y0_cols, const double *params, int p_cols,
+                               const double *t_eval, int nt)
+{
+    return run(SOLVE_SENS, out, P, y0, y0_cols, params, p_cols, t_eval, nt, 0);
+}
+
+/* ---- Solution ----------------------------------------------------------- */
+
+OTW_API void otw_solution_free(ot_solution *s) { ot_solution_free(s); }
+OTW_API int otw_solution_nbatch(const ot_solution *s)
+{
+    return (int)ot_solution_nbatch(s);
+}
+OTW_API int otw_solution_nsens(const ot_solution *s) { return (int)ot_solution_nsens(s); }
+
+/* Output tensor `which` (0 ts, 1 ys, 2 + j sens(j)): returns its data and
+ * fills info[8] with dtype, ndim, shape[3] and strides[3] in elements; NULL
+ * (and info untouched) when there is no such tensor. */
+OTW_API const void *otw_tensor(const ot_solution *s, int which, int32_t *info)
+{
+    const ot_tensor *t = which == 0   ? ot_solution_ts(s)
+                         : which == 1 ? ot_solution_ys(s)
+                                      : ot_solution_sens(s, which - 2);
+    if (t == NULL)
+        return NULL;
+    const ot_layout *l = ot_tensor_layout(t);
+    const int64_t item = (int64_t)ot_dtype_size(l->dtype);
+    info[0] = l->dtype;
+    info[1] = l->ndim;
+    for (int a = 0; a < OT_MAX_NDIM; a++) {
+        info[2 + a] = (int32_t)l->shape[a];
+        info[5 + a] = (int32_t)(l->strides[a] / item);
+    }
+    return l->data;
+}
+
+/* Per-lane results for all nbatch lanes at once: status, count, root index
+ * and time, and stats[9 * b + i] = steps, rhs_evals, jac_rhs_evals,
+ * jac_evals, lin_setups, err_test_fails, nonlin_iters, nonlin_fails,
+ * final_time. */
+OTW_API void otw_lanes(const ot_solution *s, int32_t *status, int32_t *count,
+                       int32_t *root_index, double *root_time, double *stats)
+{
+    const int64_t nb = ot_solution_nbatch(s);
+    for (int64_t b = 0; b < nb; b++) {
+        ot_lane_stats ls;
+        int index = -1;
+        double time = 0;
+        status[b] = ot_solution_lane_status(s, b);
+        count[b] = (int32_t)ot_solution_lane_count(s, b);
+        ot_solution_lane_root(s, b, &index, &time);
+        root_index[b] = index;
+        root_time[b] = time;
+        memset(&ls, 0, sizeof ls);
+        ot_solution_lane_stats(s, b, &ls);
+        double *o = stats + 9 * b;
+        o[0] = (double)ls.steps;
+        o[1] = (double)ls.rhs_evals;
+        o[2] = (double)ls.jac_rhs_evals;
+        o[3] = (double)ls.jac_evals;
+        o[4] = (double)ls.lin_setups;
+        o[5] = (double)ls.err_test_fails;
+        o[6] = (double)ls.nonlin_iters;
+        o[7] = (double)ls.nonlin_fails;
+        o[8] = ls.final_time;
+    }
+}
+
+OTW_API const char *otw_lane_message(const ot_solution *s, int b)
+{
+    return ot_solution_lane_message(s, b);
+}

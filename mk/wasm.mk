@@ -1,0 +1,99 @@
+# The WebAssembly package (included by the Makefile). `make wasm` installs
+# Debian's emscripten (scripts/deps.sh wasm), builds SUNDIALS for wasm32 from
+# Debian's source (cached in build/sundials-wasm), compiles the core
+# (LIB_SRC, with src/cuda_none.c) and the JS-facing shim with emcc, and links
+# bindings/wasm/dist/odetensor.mjs: one ES module holding the glue and the
+# wasm binary, loaded by bindings/wasm/index.mjs (ESM) and index.cjs (CJS).
+# `make test-wasm` (part of `make check`) runs the Node tests against
+# reference values from the native library. `make wasm-demo` serves the demo
+# page (bindings/wasm/demo/) on 127.0.0.1; `make test-wasm-browser` (also in
+# `make check`) drives it in Debian's headless Chromium with playwright-core.
+
+EMCC ?= emcc
+# emcc's JS optimizer needs Debian's node modules; its libc cache is frozen.
+EM_ENV := env -u EM_CACHE NODE_PATH=/usr/share/nodejs
+NODE ?= node
+WB := build/wasm
+WASM_SUN := build/sundials-wasm
+WASM_STAMP := $(WASM_SUN)/.built
+WASM_PKG := bindings/wasm
+WASM_OUT := $(WASM_PKG)/dist/odetensor.mjs
+WASM_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -O2 -Iinclude -I$(WB)/include \
+               -I$(WASM_SUN)/include -MMD -MP
+WASM_OBJ := $(LIB_SRC:%.c=$(WB)/obj/%.o) $(WB)/obj/$(WASM_PKG)/src/shim.o
+WASM_SUN_LIBS := $(addprefix $(WASM_SUN)/lib/libsundials_,cvodes.a nvecserial.a \
+                 sunmatrixdense.a sunlinsoldense.a sunnonlinsolfixedpoint.a \
+                 sunnonlinsolnewton.a generic.a)
+# ES module, wasm embedded (no fetch or path lookups: the same file loads in
+# Node, browsers and workers); JS callbacks enter the table with addFunction.
+WASM_LDFLAGS := -O2 -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createOdeTensorModule \
+                -sSINGLE_FILE=1 -sENVIRONMENT=web,worker -sFILESYSTEM=0 \
+                -sALLOW_MEMORY_GROWTH=1 -sALLOW_TABLE_GROWTH=1 \
+                -sEXPORTED_RUNTIME_METHODS=addFunction,removeFunction,UTF8ToString
+WASM_TESTS := $(wildcard $(WASM_PKG)/test/*.test.mjs $(WASM_PKG)/test/*.test.cjs)
+
+.PHONY: wasm wasm-deps test-wasm wasm-demo wasm-browser-deps test-wasm-browser
+
+wasm: wasm-deps
+	@$(MAKE) --no-print-directory $(WASM_OUT)
+
+wasm-deps:
+	@sh scripts/deps.sh wasm
+
+$(WASM_STAMP):
+	@sh scripts/deps.sh wasm
+	sh scripts/sundials-wasm.sh $(WASM_SUN)
+
+# emcc does not search /usr/include: odetensor's dlpack.h needs this header.
+$(WB)/include/dlpack/dlpack.h: /usr/include/dlpack/dlpack.h
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+$(WB)/obj/%.o: %.c $(WB)/include/dlpack/dlpack.h | $(WASM_STAMP)
+	@mkdir -p $(dir $@)
+	$(EM_ENV) $(EMCC) $(WASM_CFLAGS) -c $< -o $@
+
+$(WASM_OUT): $(WASM_OBJ) $(WASM_SUN_LIBS)
+	@mkdir -p $(dir $@)
+	$(EM_ENV) $(EMCC) $(WASM_LDFLAGS) -o $@ $(WASM_OBJ) $(WASM_SUN_LIBS) -lm
+	@echo "wasm: $@ ($$(wc -c <$@) bytes, $$(gzip -9c $@ | wc -c) gzipped)"
+
+$(WASM_SUN_LIBS): $(WASM_STAMP)
+
+# The reference: the same problems solved by the native library, as JSON.
+$(B)/wasm/native_ref: $(WASM_PKG)/test/native_ref.c $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -O2 $(SANFLAGS) -Iinclude -o $@ $< \
+	    $(STATIC) $(LDLIBS_CORE)
+
+# glibc picks FMA variants of pow/exp on CPUs that have FMA; their last bit
+# sometimes differs from the generic code that wasm's musl shares, which can
+# flip one step decision (seen with sensitivities). The reference uses the
+# generic code, so the comparison tests odetensor, not the CPU's libm.
+test-wasm: wasm $(B)/wasm/native_ref
+	GLIBC_TUNABLES=glibc.cpu.hwcaps=-FMA,-AVX2 $(SAN_ENV) $(B)/wasm/native_ref \
+	    > $(B)/wasm/native_ref.json
+	OT_NATIVE_REF=$(abspath $(B)/wasm/native_ref.json) $(NODE) --expose-gc --test --test-reporter=spec $(WASM_TESTS)
+
+# The browser demo. DEMO_PORT=0 picks any free port; the server prints the URL.
+DEMO_PORT ?= 8123
+WASM_NPM_STAMP := $(WASM_PKG)/node_modules/.package-lock.json
+
+wasm-demo: wasm
+	$(NODE) $(WASM_PKG)/demo/serve.mjs --port $(DEMO_PORT)
+
+# Debian's chromium (never a browser downloaded by playwright) and fonts.
+wasm-browser-deps:
+	@sh scripts/deps.sh browser
+
+# playwright-core, pinned by package-lock.json, into bindings/wasm/node_modules
+# (gitignored); npm ci again whenever the lockfile changes.
+$(WASM_NPM_STAMP): $(WASM_PKG)/package.json $(WASM_PKG)/package-lock.json
+	@command -v npm >/dev/null 2>&1 || sh scripts/deps.sh npm
+	cd $(WASM_PKG) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# Loads the demo in headless Chromium, moves sliders, checks the numbers and
+# the canvas change; screenshot in build/wasm-demo.png.
+test-wasm-browser: wasm wasm-browser-deps $(WASM_NPM_STAMP)
+	$(NODE) --test --test-reporter=spec $(wildcard $(WASM_PKG)/test-browser/*.test.mjs)
