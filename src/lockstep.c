@@ -39,6 +39,24 @@ void ot__ls_fail_batch(ot__lockstep *L, ot_solution *sol, int status, double t,
         }
 }
 
+void ot__ls_free_common(ot__lockstep *L)
+{
+    if (L->yS)
+        N_VDestroyVectorArray(L->yS, (int)L->np);
+    CVodeFree(&L->cv);
+    SUNLinSolFree(L->LS);
+    SUNMatDestroy(L->A);
+    SUNNonlinSolFree(L->NLS);
+    SUNNonlinSolFree(L->NLSsens);
+    N_VDestroy(L->y);
+    N_VDestroy(L->yout);
+    N_VDestroy(L->ewt);
+    N_VDestroy(L->atolv);
+    SUNContext_Free(&L->ctx);
+    free(L->stopped);
+    free(L->rootsfound);
+}
+
 int ot__ls_configure(ot__lockstep *L)
 {
     const ot__plan *pl = L->plan;

@@ -18,18 +18,7 @@ void ot__lockstep_plain_norm(int plain) { plain_norm = plain; }
 
 static void free_solver(ot__lockstep *L)
 {
-    if (L->yS)
-        N_VDestroyVectorArray(L->yS, (int)L->np);
-    CVodeFree(&L->cv);
-    SUNLinSolFree(L->LS);
-    SUNMatDestroy(L->A);
-    SUNNonlinSolFree(L->NLS);
-    SUNNonlinSolFree(L->NLSsens);
-    N_VDestroy(L->y);
-    N_VDestroy(L->yout);
-    N_VDestroy(L->ewt);
-    N_VDestroy(L->atolv);
-    SUNContext_Free(&L->ctx);
+    ot__ls_free_common(L);
     free(L->p);
     free(L->pp);
     free(L->o);
@@ -37,8 +26,6 @@ static void free_solver(ot__lockstep *L)
     free(L->yp);
     free(L->ym);
     free(L->inc);
-    free(L->stopped);
-    free(L->rootsfound);
 }
 
 /* y0 for every lane into L->y, and the initial sensitivities (zero, or

@@ -85,6 +85,9 @@ double ot__ls_fd_step(double v);
 /* CVodeInit on L->y and every setting, through L->be's callbacks.
  * @return OT_OK, OT_ERR_NOMEM or OT_ERR_SOLVER. */
 int ot__ls_configure(ot__lockstep *L);
+/* Frees the CVODE(S) objects, vectors, context and the host lane arrays
+ * (stopped, rootsfound); the backend frees its own scratch. */
+void ot__ls_free_common(ot__lockstep *L);
 void ot__ls_fail_batch(ot__lockstep *L, ot_solution *sol, int status, double t,
                        const char *why);
 int ot__ls_all_stopped(const ot__lockstep *L);

@@ -61,21 +61,8 @@ cudaError_t upload(double *dst, ot_view v, int64_t rows, int64_t nb)
 
 void free_solver(ot__lockstep *L)
 {
-    if (L->yS)
-        N_VDestroyVectorArray(L->yS, (int)L->np);
-    CVodeFree(&L->cv);
-    SUNLinSolFree(L->LS);
-    SUNMatDestroy(L->A);
-    SUNNonlinSolFree(L->NLS);
-    SUNNonlinSolFree(L->NLSsens);
-    N_VDestroy(L->y);
-    N_VDestroy(L->yout);
-    N_VDestroy(L->ewt);
-    N_VDestroy(L->atolv);
-    SUNContext_Free(&L->ctx);
+    ot__ls_free_common(L);
     state_free(state(L));
-    free(L->stopped);
-    free(L->rootsfound);
 }
 
 /* y0 into L->y (given, or from init on the device), and the initial
