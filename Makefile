@@ -7,6 +7,7 @@
 #   make wasm-demo        serve the browser demo on http://127.0.0.1:8123/demo/
 #   make bench            Robertson benchmark vs raw CVODE and SciPy (BENCHMARKS.md)
 #   make bench-lockstep   lockstep vs lanes mode on the CPU
+#   make bench-wasm       WebAssembly vs native, JS vs C callbacks, odex (npm)
 #   make install PREFIX=/usr DESTDIR=/tmp/stage
 
 PREFIX  ?= /usr/local
@@ -207,7 +208,7 @@ uninstall:
 
 FORMAT_FILES = $(wildcard include/*.h include/odetensor/*.h src/*.c src/*.h tests/*.c examples/*.c \
                           src/cuda/*.cu src/cuda/*.h tests/cuda/* examples/cuda/* \
-                          bench/*.c \
+                          bench/*.c bench/wasm/*.c \
                           bench/robertson.h bindings/wasm/src/*.c bindings/wasm/test/*.c)
 
 lint:
@@ -225,6 +226,7 @@ clean:
 
 include mk/cuda.mk
 include mk/wasm.mk
+include mk/bench-wasm.mk
 
 # Keep objects make would treat as intermediate (examples).
 .SECONDARY:
