@@ -1,6 +1,9 @@
 # odetensor: GNU make build. `make help` lists the targets.
 #   make check            build and run every test (installs Debian deps first)
 #   make check SANITIZE=1 the same under AddressSanitizer + UBSan
+#   make check VALGRIND=1 the C tests and examples under valgrind (mk/hardening.mk)
+#   make check TSAN=1     the C tests in a ThreadSanitizer build (build/tsan)
+#   make fuzz FUZZ_TIME=600  the libFuzzer targets, longer (check runs them 20 s each)
 #   make demo             build and run the main example
 #   make cuda             the CUDA lockstep backend (build/cuda/), needs nvcc
 #   make wasm             the WebAssembly/JavaScript package (bindings/wasm/)
@@ -46,7 +49,7 @@ LIB_SRC := src/error.c src/layout.c src/view.c src/tensor.c src/dlpack.c \
            src/block_dense.c src/cuda_none.c
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
 TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/check_solve.c \
-            tests/check_solve_faults.c tests/check_lockstep.c
+            tests/check_solve_faults.c tests/check_lockstep.c tests/check_concurrency.c
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/obj/%.o)
 EXAMPLES := dlpack_tour robertson lotka_volterra sensitivity_decay bouncing_ball user_jacobian
 EXAMPLE_BIN := $(EXAMPLES:%=$(B)/examples/%)
@@ -67,7 +70,7 @@ deps:
 	@sh scripts/deps.sh build
 
 deps-check:
-	@sh scripts/deps.sh check
+	@sh scripts/deps.sh check $(HARDEN_DEPS)
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -95,8 +98,7 @@ $(B)/tests/check_odetensor: $(TEST_OBJ) $(STATIC)
 	$(CC) $(SANFLAGS) -o $@ $(TEST_OBJ) $(STATIC) $(CHECK_LIBS) $(LDLIBS_CORE)
 
 check: deps-check
-	@$(MAKE) --no-print-directory test-headers test-readme test-install test-python test-examples \
-	    test-cuda test-wasm test-wasm-browser test-c
+	@$(MAKE) --no-print-directory $(CHECK_LIST)
 
 # The public headers must compile alone, as C11 and as C++11.
 test-headers:
@@ -208,7 +210,7 @@ uninstall:
 
 FORMAT_FILES = $(wildcard include/*.h include/odetensor/*.h src/*.c src/*.h tests/*.c examples/*.c \
                           src/cuda/*.cu src/cuda/*.h tests/cuda/* examples/cuda/* \
-                          bench/*.c bench/wasm/*.c \
+                          bench/*.c bench/wasm/*.c tests/fuzz/*.c tests/fuzz/*.h \
                           bench/robertson.h bindings/wasm/src/*.c bindings/wasm/test/*.c)
 
 lint:
@@ -226,6 +228,7 @@ clean:
 
 include mk/cuda.mk
 include mk/wasm.mk
+include mk/hardening.mk
 include mk/bench-wasm.mk
 
 # Keep objects make would treat as intermediate (examples).

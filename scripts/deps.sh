@@ -4,7 +4,8 @@
 # apt-get, otherwise it prints the exact command and stops.
 set -eu
 
-# Usage: scripts/deps.sh [group...]; groups: build (default), check, lint, cuda, bench, wasm, npm, browser.
+# Usage: scripts/deps.sh [group...]; groups: build (default), check, lint, cuda, bench, wasm, npm, browser,
+# valgrind, tsan, fuzz.
 groups=${*:-build}
 pkgs=""
 for g in $groups; do
@@ -17,6 +18,11 @@ for g in $groups; do
         # Debian's emscripten 3.1.6 (clang 14, binaryen, node-acorn); cmake and
         # xz-utils build SUNDIALS for wasm32 from Debian's source; node runs the tests.
         wasm)  pkgs="$pkgs emscripten nodejs cmake xz-utils libdlpack-dev libsundials-dev pkg-config make gcc" ;;
+        # Hardening (mk/hardening.mk): memcheck; clang for ThreadSanitizer;
+        # clang 14 with its runtimes for libFuzzer + ASan/UBSan.
+        valgrind) pkgs="$pkgs valgrind" ;;
+        tsan)  pkgs="$pkgs clang libclang-rt-14-dev" ;;
+        fuzz)  pkgs="$pkgs clang-14 libclang-rt-14-dev" ;;
         # npm for make bench-wasm (odex); only asked for when no npm is on PATH
         # (a nodejs from elsewhere, e.g. NodeSource, brings its own npm).
         npm)   pkgs="$pkgs npm" ;;
@@ -24,7 +30,7 @@ for g in $groups; do
         # (from npm, pinned by bindings/wasm/package-lock.json); Liberation
         # fonts so the page's text renders on a bare machine.
         browser) pkgs="$pkgs chromium fonts-liberation" ;;
-        *) echo "deps.sh: unknown group '$g' (known: build check lint cuda bench wasm npm browser)" >&2; exit 2 ;;
+        *) echo "deps.sh: unknown group '$g' (known: build check lint cuda bench wasm npm browser valgrind tsan fuzz)" >&2; exit 2 ;;
     esac
 done
 

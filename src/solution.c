@@ -1,5 +1,6 @@
 /* The solution: owned outputs, per-lane status, messages and statistics. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,11 +12,11 @@ int ot__solution_new(ot_solution **out, int64_t nbatch, int64_t nsens, int with_
     ot_solution *s = calloc(1, sizeof *s);
     if (s == NULL)
         return ot__fail(OT_ERR_NOMEM, "solution: cannot allocate");
+    pthread_mutex_init(&s->lock, NULL);
     const size_t nb = (size_t)nbatch;
     s->nbatch = nbatch;
     s->nsens = nsens;
     s->status = calloc(nb, sizeof *s->status);
-    s->message = calloc(nb, sizeof *s->message);
     s->count = calloc(nb, sizeof *s->count);
     if (with_roots) { /* 12 bytes a lane, only for problems with events */
         s->root_index = malloc(nb * sizeof *s->root_index);
@@ -23,9 +24,8 @@ int ot__solution_new(ot_solution **out, int64_t nbatch, int64_t nsens, int with_
     }
     s->stats = calloc(nb, sizeof *s->stats);
     s->sens = nsens ? calloc((size_t)nsens, sizeof *s->sens) : NULL;
-    if (!s->status || !s->message || !s->count ||
-        (with_roots && (!s->root_index || !s->root_time)) || !s->stats ||
-        (nsens && !s->sens)) {
+    if (!s->status || !s->count || (with_roots && (!s->root_index || !s->root_time)) ||
+        !s->stats || (nsens && !s->sens)) {
         ot_solution_free(s);
         return ot__fail(OT_ERR_NOMEM,
                         "solution: cannot allocate per-lane data for %lld lanes",
@@ -42,6 +42,14 @@ int ot__solution_new(ot_solution **out, int64_t nbatch, int64_t nsens, int with_
 void ot__solution_fail_lane(ot_solution *sol, int64_t b, int status, const char *msg)
 {
     sol->status[b] = status;
+    /* The message table exists only once a lane fails (8 bytes a lane);
+     * workers may fail lanes at the same time. */
+    pthread_mutex_lock(&sol->lock);
+    if (sol->message == NULL)
+        sol->message = calloc((size_t)sol->nbatch, sizeof *sol->message);
+    pthread_mutex_unlock(&sol->lock);
+    if (sol->message == NULL)
+        return; /* out of memory: the status stays, the message is "" */
     free(sol->message[b]);
     const size_t len = strnlen(msg, 255);
     sol->message[b] = malloc(len + 1);
@@ -65,6 +73,7 @@ void ot_solution_free(ot_solution *sol)
     free(sol->sens);
     free(sol->status);
     free(sol->message);
+    pthread_mutex_destroy(&sol->lock);
     free(sol->count);
     free(sol->root_index);
     free(sol->root_time);
@@ -127,7 +136,7 @@ const char *ot_solution_lane_message(const ot_solution *sol, int64_t b)
 {
     if (check_lane(sol, b, "ot_solution_lane_message") != OT_OK)
         return "";
-    return sol->message[b] ? sol->message[b] : "";
+    return sol->message && sol->message[b] ? sol->message[b] : "";
 }
 
 int64_t ot_solution_lane_count(const ot_solution *sol, int64_t b)

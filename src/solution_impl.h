@@ -2,6 +2,8 @@
 #ifndef OT_SRC_SOLUTION_IMPL_H
 #define OT_SRC_SOLUTION_IMPL_H
 
+#include <pthread.h>
+
 #include "odetensor/solution.h"
 
 #ifdef __cplusplus
@@ -11,11 +13,12 @@ extern "C" {
 struct ot_solution {
     int64_t nbatch, nsens;
     ot_tensor *ts, *ys;
-    ot_tensor **sens; /* [nsens] */
-    int *status;      /* [nbatch] */
-    char **message;   /* [nbatch]; NULL means "" (only failed lanes allocate) */
-    int64_t *count;   /* [nbatch] */
-    int *root_index;  /* [nbatch], or NULL without root functions */
+    ot_tensor **sens;     /* [nsens] */
+    int *status;          /* [nbatch] */
+    char **message;       /* [nbatch], made at the first failure; NULL entries mean "" */
+    pthread_mutex_t lock; /* guards making the message table */
+    int64_t *count;       /* [nbatch] */
+    int *root_index;      /* [nbatch], or NULL without root functions */
     double *root_time;
     ot_lane_stats *stats;
 };

@@ -136,6 +136,11 @@ int ot_tensor_copy_colmajor(ot_tensor **out, const ot_layout *src, ot_dtype dtyp
         sh[k] = src->shape[k];
         ss[k] = src->strides[k];
     }
+    /* An empty copy has nothing to read, but its other extents may still be
+     * huge (shape [0, 2^62]): without this the loops below would count
+     * through all of them doing nothing (found by tests/fuzz/fuzz_view.c). */
+    if (ot__layout_numel(&t->layout) == 0)
+        sh[0] = sh[1] = sh[2] = 0;
     const char *base = src->data;
     char *dst = t->layout.data;
     const size_t ds = ot_dtype_size(dtype);

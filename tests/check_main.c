@@ -13,6 +13,7 @@ int main(void)
     srunner_add_suite(sr, solve_suite());
     srunner_add_suite(sr, solve_faults_suite());
     srunner_add_suite(sr, lockstep_suite());
+    srunner_add_suite(sr, concurrency_suite());
     srunner_run_all(sr, CK_NORMAL);
     const int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

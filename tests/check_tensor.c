@@ -560,6 +560,26 @@ START_TEST(last_error_is_thread_local)
 }
 END_TEST
 
+/* Regression (fuzz_view): an empty source whose other extent is huge copies
+ * at once instead of counting through that extent. */
+START_TEST(copy_empty_with_huge_extent_is_quick)
+{
+    const double one = 1.0;
+    ot_layout src;
+    memset(&src, 0, sizeof src);
+    src.data = (void *)&one;
+    src.dtype = OT_F64;
+    src.device = (ot_device){OT_CPU, 0};
+    src.ndim = 3;
+    src.shape[0] = 0, src.shape[1] = INT64_C(1) << 40, src.shape[2] = INT64_C(1) << 20;
+    src.strides[0] = 8, src.strides[1] = 0, src.strides[2] = 0;
+    ot_tensor *t = NULL;
+    ck_assert_status(ot_tensor_copy_colmajor(&t, &src, OT_F64), OT_OK, NULL);
+    ck_assert_int_eq(ot_view_numel(ot_tensor_view(t)), 0);
+    ot_tensor_free(t);
+}
+END_TEST
+
 Suite *tensor_suite(void)
 {
     Suite *s = suite_create("tensor");
@@ -579,6 +599,7 @@ Suite *tensor_suite(void)
     tcase_add_test(tc, wrap_releases_exactly_once);
     tcase_add_test(tc, read_only_tensor_refuses_mutable_view);
     tcase_add_test(tc, copy_row_major_and_negative_strides);
+    tcase_add_test(tc, copy_empty_with_huge_extent_is_quick);
     suite_add_tcase(s, tc);
     tc = tcase_create("errors");
     tcase_add_test(tc, status_names_are_stable);

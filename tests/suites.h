@@ -12,6 +12,7 @@ Suite *dlpack_suite(void);
 Suite *solve_suite(void);
 Suite *solve_faults_suite(void);
 Suite *lockstep_suite(void);
+Suite *concurrency_suite(void);
 
 /* Whether this thread's last message contains needle (NULL: no demand). */
 static inline int ot_test_msg_has(const char *needle)

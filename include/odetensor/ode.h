@@ -17,8 +17,14 @@
  * run on several worker threads at once (one lane per thread), so user data
  * they write must be per-lane or synchronised.
  *
- * Thread safety: set everything up first. While any solve uses the problem,
- * treat it as read-only; then any number of threads may solve it at once. */
+ * Thread safety: set everything up first (ot_ode_new, every ot_ode_set_*).
+ * While any solve uses the problem, treat it as read-only: no setter and no
+ * ot_ode_free until every solve on it has returned; then any number of
+ * threads may solve it at once, with any entry point and mode, and each gets
+ * exactly what it would get alone. The callbacks' user pointer (and the
+ * progress one) is shared by all of those solves, so what they write through
+ * it must be synchronised. ot_last_error is per thread. Separate problems
+ * need no coordination at all. (tests/check_concurrency.c) */
 #ifndef ODETENSOR_ODE_H
 #define ODETENSOR_ODE_H
 

@@ -98,8 +98,11 @@ OT_API int ot_view_mut_make(ot_view_mut *out, void *data, ot_dtype dtype,
                             const int64_t *strides);
 
 /* Checks a raw layout against the layout rules; messages start with name
- * ("params: strides[0] is 24 bytes; column-major needs 8"). On success the
- * layout can be used as a view. @return OT_OK or the status of the rule. */
+ * ("params: strides[0] is 24 bytes; column-major needs 8"). On success
+ * ot_view_make() accepts the same fields; the layout itself is not normalized
+ * (axes past ndim, strides of extents <= 1), so build the view with
+ * ot_view_make() rather than using the layout as one.
+ * @return OT_OK or the status of the rule. */
 OT_API int ot_layout_check(const ot_layout *layout, const char *name);
 
 /* The read-only view of a writable one. */
