@@ -57,6 +57,24 @@ void ot__ls_free_common(ot__lockstep *L)
     free(L->rootsfound);
 }
 
+int ot__ls_finish_setup(ot__lockstep *L)
+{
+    const ot__plan *pl = L->plan;
+    if (L->y == NULL)
+        return OT_ERR_NOMEM;
+    L->yout = N_VClone(L->y);
+    L->ewt = L->yout ? N_VClone(L->y) : NULL;
+    if (L->ewt == NULL)
+        return OT_ERR_NOMEM;
+    if (pl->kind == OT__SENS && (L->yS = N_VCloneVectorArray((int)L->np, L->y)) == NULL)
+        return OT_ERR_NOMEM;
+    const int st = L->be->initial_state(L);
+    if (st != OT_OK)
+        return st;
+    L->cv = CVodeCreate(pl->ode->method == OT_BDF ? CV_BDF : CV_ADAMS, L->ctx);
+    return L->cv ? ot__ls_configure(L) : OT_ERR_NOMEM;
+}
+
 int ot__ls_configure(ot__lockstep *L)
 {
     const ot__plan *pl = L->plan;

@@ -98,8 +98,9 @@ static int emit_dense(ot__lockstep *L, ot_solution *sol, int64_t i, double t,
 static int host_rows(ot__lockstep *L, double t, N_Vector y, double *dst);
 
 static const ot__ls_backend cpu_backend = {
-    emit_dense,      host_rows, ot__ls_nan_fill_host, ot__ls_rhs, ot__ls_jac, ot__ls_root,
-    ot__ls_sens_rhs, make_atol, make_linear,          NULL};
+    emit_dense,  host_rows,   ot__ls_nan_fill_host, ot__ls_rhs,
+    ot__ls_jac,  ot__ls_root, ot__ls_sens_rhs,      make_atol,
+    make_linear, NULL,        initial_state};
 
 static int make_solver(ot__lockstep *L, const ot__plan *pl)
 {
@@ -127,17 +128,7 @@ static int make_solver(ot__lockstep *L, const ot__plan *pl)
     for (int64_t b = 0; b < L->nb && np > 0; b++)
         memcpy(L->p + b * L->np, ot_view_lane(pl->p, b), np * sizeof *L->p);
     L->y = ot__lane_vector_new(L->n, L->nb, plain_norm, L->stopped, L->ctx);
-    L->yout = L->y ? N_VClone(L->y) : NULL;
-    L->ewt = L->yout ? N_VClone(L->y) : NULL;
-    if (L->ewt == NULL)
-        return OT_ERR_NOMEM;
-    if (pl->kind == OT__SENS && (L->yS = N_VCloneVectorArray((int)np, L->y)) == NULL)
-        return OT_ERR_NOMEM;
-    int st = initial_state(L);
-    if (st != OT_OK)
-        return st;
-    L->cv = CVodeCreate(pl->ode->method == OT_BDF ? CV_BDF : CV_ADAMS, L->ctx);
-    return L->cv ? ot__ls_configure(L) : OT_ERR_NOMEM;
+    return ot__ls_finish_setup(L);
 }
 
 /* The recorded rows for all lanes at (t, y): y itself or the out function's. */

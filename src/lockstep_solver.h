@@ -36,6 +36,9 @@ typedef struct {
     void (*make_linear)(ot__lockstep *L);
     /* Lanes were just added to L->stopped (NULL: the backend reads it as is). */
     void (*stopped_changed)(ot__lockstep *L);
+    /* y0 of every lane into L->y and the initial sensitivities into L->yS;
+     * OT_ERR_CALLBACK when init fails (message in L->cb_msg). */
+    int (*initial_state)(ot__lockstep *L);
 } ot__ls_backend;
 
 struct ot__lockstep {
@@ -85,6 +88,10 @@ double ot__ls_fd_step(double v);
 /* CVodeInit on L->y and every setting, through L->be's callbacks.
  * @return OT_OK, OT_ERR_NOMEM or OT_ERR_SOLVER. */
 int ot__ls_configure(ot__lockstep *L);
+/* After the backend made L->y: its clones (yout, ewt, yS), the initial
+ * state, CVodeCreate and ot__ls_configure. @return OT_OK, OT_ERR_NOMEM,
+ * OT_ERR_CALLBACK (init failed) or OT_ERR_SOLVER. */
+int ot__ls_finish_setup(ot__lockstep *L);
 /* Frees the CVODE(S) objects, vectors, context and the host lane arrays
  * (stopped, rootsfound); the backend frees its own scratch. */
 void ot__ls_free_common(ot__lockstep *L);

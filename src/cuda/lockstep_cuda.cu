@@ -149,8 +149,9 @@ int host_rows(ot__lockstep *L, double t, N_Vector y, double *dst);
 void nan_fill(ot__lockstep *L, ot_solution *sol);
 
 const ot__ls_backend cuda_backend = {
-    emit,          host_rows,         nan_fill,  ot__cuda_rhs, ot__cuda_jac,
-    ot__cuda_root, ot__cuda_sens_rhs, make_atol, make_linear,  stopped_changed};
+    emit,         host_rows,       nan_fill,          ot__cuda_rhs,
+    ot__cuda_jac, ot__cuda_root,   ot__cuda_sens_rhs, make_atol,
+    make_linear,  stopped_changed, initial_state};
 
 int make_solver(ot__lockstep *L, const ot__plan *pl)
 {
@@ -188,17 +189,7 @@ int make_solver(ot__lockstep *L, const ot__plan *pl)
     if (L->y == NULL)
         return OT_ERR_NOMEM;
     ot__cuda_lane_norm(L->y, L->n, S->mask, S->word);
-    L->yout = N_VClone(L->y);
-    L->ewt = L->yout ? N_VClone(L->y) : NULL;
-    if (L->ewt == NULL)
-        return OT_ERR_NOMEM;
-    if (pl->kind == OT__SENS && (L->yS = N_VCloneVectorArray((int)np, L->y)) == NULL)
-        return OT_ERR_NOMEM;
-    int st = initial_state(L);
-    if (st != OT_OK)
-        return st;
-    L->cv = CVodeCreate(pl->ode->method == OT_BDF ? CV_BDF : CV_ADAMS, L->ctx);
-    return L->cv ? ot__ls_configure(L) : OT_ERR_NOMEM;
+    return ot__ls_finish_setup(L);
 }
 
 /* ---- Backend: moving results out ---------------------------------------- */
