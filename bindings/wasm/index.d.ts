@@ -5,12 +5,16 @@
 // i + d0 * (j + d1 * k).
 
 /** Numbers accepted as input; copied into wasm memory as f64 (a Float64Array
- * that already views wasm memory is used in place). */
+ * that already views wasm memory is used in place). Plain arrays must hold
+ * numbers only (a string, null or hole throws OT_ERR_DTYPE); BigInt64Array
+ * and BigUint64Array are refused. */
 export type NumericArray = Float64Array | Float32Array | ArrayLike<number>;
 
-/** Return value of a callback: nothing or 0 = ok, > 0 = recoverable (the
- * solver retries with a smaller step), < 0 = stop the lane (lockstep: the
- * batch). Throwing also stops it, and the exception is reported. */
+/** Return value of a callback: nothing (undefined, null) or 0 = ok, > 0 =
+ * recoverable (the solver retries with a smaller step), < 0 = stop the lane
+ * (lockstep: the batch). Throwing also stops it, and the exception is
+ * reported; so does returning NaN or anything else (a TypeError: results are
+ * written in place, never returned). */
 export type CallbackResult = number | void;
 
 /**
@@ -64,15 +68,16 @@ export interface Problem {
   jac?: JacFunction;
   init?: InitFunction;
   out?: OutFunction;
-  /** Number of outputs of `out`. */
+  /** Number of outputs of `out` (only with `out`). */
   nout?: number;
   roots?: RootFunction;
-  /** Number of root functions of `roots`. */
+  /** Number of root functions of `roots` (only with `roots`). */
   nroots?: number;
   /** [n] (every lane) or [n, nbatch], column-major; omit to use `init`. */
   y0?: NumericArray | null;
   /** [np] (every lane) or [np, nbatch], column-major. nbatch is the lane count
-   * of y0 or params (1 when both are one lane). */
+   * of y0 or params (1 when both are one lane). With nparams 0: absent or
+   * empty. */
   params?: NumericArray | null;
   options?: SolveOptions;
 }
@@ -107,7 +112,8 @@ export interface Tensor {
   readonly byteOffset: number;
   /** Number of elements. */
   readonly size: number;
-  /** Element [i, j, k]. */
+  /** Element [i, j, k]; throws an OdeTensorError (OT_ERR_ARG) for an index
+   * outside the shape. */
   get(i: number, j?: number, k?: number): number;
   /** A copy owned by JS (survives dispose()). */
   toFloat64Array(): Float64Array;
@@ -129,7 +135,8 @@ export interface LaneStats {
 export type StatusName =
   | 'OT_OK' | 'OT_ERR_ARG' | 'OT_ERR_LAYOUT' | 'OT_ERR_SHAPE' | 'OT_ERR_DTYPE' | 'OT_ERR_DEVICE'
   | 'OT_ERR_READ_ONLY' | 'OT_ERR_VERSION' | 'OT_ERR_OVERFLOW' | 'OT_ERR_NOMEM' | 'OT_ERR_NO_CUDA'
-  | 'OT_ERR_LANES_FAILED' | 'OT_ERR_SOLVER' | 'OT_ERR_CALLBACK' | 'OT_ERR_VALUE' | 'OT_ERR_INTERNAL';
+  | 'OT_ERR_LANES_FAILED' | 'OT_ERR_SOLVER' | 'OT_ERR_CALLBACK' | 'OT_ERR_VALUE' | 'OT_ERR_MPI' | 'OT_ERR_INTERNAL'
+  | 'OT_UNKNOWN_STATUS';
 
 /** A solve's result. Per-lane arrays are JS copies; the tensors live in wasm
  * memory until dispose() (or `using`, or garbage collection). A solve whose
@@ -185,12 +192,15 @@ export interface OdeTensor {
   solve(problem: StepsProblem): Solution;
   /** As solveDense, plus forward sensitivities (needs nparams >= 1). */
   solveFwdSens(problem: DenseProblem): SensSolution;
-  /** The name of a status code. */
+  /** The name of a status code ('OT_UNKNOWN_STATUS' for an integer that is
+   * none); throws an OdeTensorError for a non-integer. */
   statusName(code: number): StatusName;
   /** Size of wasm memory in bytes. */
   heapSize(): number;
   /** Bytes currently allocated in wasm memory. */
   heapInUse(): number;
+  /** Bytes of the wasm (C) stack in use: 0 outside solves. */
+  stackInUse(): number;
 }
 
 export interface LoadOptions {

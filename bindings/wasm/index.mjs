@@ -17,9 +17,23 @@ import createOdeTensorModule from './dist/odetensor.mjs';
 
 const OT_ERR_ARG = -1;
 const OT_ERR_SHAPE = -3;
+const OT_ERR_DTYPE = -4;
+const OT_ERR_OVERFLOW = -8;
+const OT_ERR_NOMEM = -9;
 const OT_ERR_LANES_FAILED = -11;
-const METHODS = { bdf: 1, adams: 2 };
-const MODES = { lanes: 1, lockstep: 2 };
+const OT_ERR_CALLBACK = -13;
+const INT_MAX = 2147483647;
+// wasm32 memory ends at 2 GiB (emscripten's MAXIMUM_MEMORY with growth): no
+// input larger than that can be copied in, and byte counts must fit an int.
+const MAX_INPUT = Math.floor(INT_MAX / 8);
+// Solves started from callbacks of running solves: each level holds about
+// 6 KB of the 5 MB wasm stack, which has no overflow check of its own.
+const MAX_NESTING = 64;
+// Frames of headroom() that must fit on the JS stack before a solve enters
+// wasm (see #enter): far more than the solver's frames and a callback's entry.
+const HEADROOM_FRAMES = 256;
+const METHODS = Object.freeze({ __proto__: null, bdf: 1, adams: 2 });
+const MODES = Object.freeze({ __proto__: null, lanes: 1, lockstep: 2 });
 const OPTIONS = ['rtol', 'atol', 'method', 'mode', 't0', 'firstStep', 'maxSteps', 'maxStep',
   'sensRtol', 'sensAtol'];
 const SPEC_KEYS = ['nstates', 'nparams', 'rhs', 'jac', 'init', 'out', 'nout', 'roots', 'nroots',
@@ -47,21 +61,58 @@ export class OdeTensorError extends Error {
 const finalizer = typeof FinalizationRegistry === 'function'
   ? new FinalizationRegistry(([m, ptr]) => m._otw_solution_free(ptr)) : null;
 
+// Any value as a short text for a message. Never throws and never calls the
+// value's own methods (a symbol, a null-prototype object or a throwing
+// toString must not turn an argument error into a TypeError).
+function show(v) {
+  try {
+    switch (typeof v) {
+    case 'string': return `'${v.length > 40 ? `${v.slice(0, 40)}...` : v}'`;
+    case 'bigint': return `${v}n (a BigInt)`;
+    case 'symbol': return `a symbol`;
+    case 'function': return 'a function';
+    case 'object':
+      if (v === null) return 'null';
+      if (Array.isArray(v)) return `an array of length ${v.length}`;
+      if (ArrayBuffer.isView(v)) return `a ${Object.prototype.toString.call(v).slice(8, -1)}`;
+      return 'an object';
+    default: return String(v); // number, boolean, undefined
+    }
+  } catch {
+    return 'a value';
+  }
+}
+
+// Recursion as a probe for free JS stack: throws a RangeError when less is left.
+function headroom(n) {
+  return n > 0 ? headroom(n - 1) + 1 : 0;
+}
+
+// A thrown value as text: 'RangeError: boom', the string itself, or show().
 function describe(e) {
-  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  try {
+    if (e instanceof Error) return `${e.name}: ${e.message}`;
+    return typeof e === 'string' ? e : show(e);
+  } catch {
+    return show(e);
+  }
 }
 
 // A callback's return value as odetensor's code: 0 ok, > 0 retry, < 0 stop.
-// Called inside the wrapper's try: a Promise (an async callback) fails.
+// Called inside the wrapper's try, so what it throws fails the lane: a
+// Promise (an async callback), NaN, and anything but a number or nothing
+// (an array of results, say: results are written in place).
 function returnCode(r, name) {
+  if (r === undefined || r === null) return 0;
   if (typeof r === 'number') {
-    if (!(r === r) || r === 0) return 0;
-    const i = Math.trunc(Math.max(-2147483647, Math.min(2147483647, r)));
+    if (r === 0) return 0;
+    if (r !== r) throw new TypeError(`${name} returned NaN; expected nothing, 0, > 0 (retry) or < 0 (stop)`);
+    const i = Math.trunc(Math.max(-INT_MAX, Math.min(INT_MAX, r)));
     return i !== 0 ? i : (r > 0 ? 1 : -1);
   }
-  if (r !== null && typeof r === 'object' && typeof r.then === 'function')
+  if (typeof r === 'object' && typeof r.then === 'function')
     throw new TypeError(`${name} returned a Promise; callbacks must be synchronous`);
-  return 0;
+  throw new TypeError(`${name} returned ${show(r)}; write the results into the output array in place and return nothing or a number`);
 }
 
 /** An output tensor: DLPack-shaped metadata over wasm memory (f64, CPU,
@@ -92,10 +143,15 @@ class Tensor {
     return this.#view;
   }
 
-  /** Element [i, j, k] (missing indices are 0). */
+  /** Element [i, j, k] (missing indices are 0); an index outside the shape
+   * throws (it would otherwise read another element). */
   get(i, j = 0, k = 0) {
-    const s = this.strides;
-    return this.data[i * (s[0] ?? 1) + j * (s[1] ?? 0) + k * (s[2] ?? 0)];
+    const s = this.strides, n = this.shape;
+    if (!(Number.isInteger(i) && i >= 0 && i < n[0]) || !(Number.isInteger(j) && j >= 0 && j < (n[1] ?? 1))
+        || !(Number.isInteger(k) && k >= 0 && k < (n[2] ?? 1)))
+      throw new OdeTensorError('OT_ERR_ARG', OT_ERR_ARG,
+        `get: index [${show(i)}, ${show(j)}, ${show(k)}] is outside the shape [${n.join(', ')}]`);
+    return this.data[i * s[0] + j * (s[1] ?? 0) + k * (s[2] ?? 0)];
   }
 
   /** A copy that belongs to JS and outlives dispose(). */
@@ -115,8 +171,12 @@ class Solution {
     const nsens = m._otw_solution_nsens(ptr);
     this.nbatch = nb;
     const info = m._otw_malloc(32);
-    const lanes = m._otw_malloc(nb * 12 + nb * 80 + 8);
+    const bytes = nb * 12 + nb * 80 + 8;
+    const lanes = bytes <= INT_MAX ? m._otw_malloc(bytes) : 0;
     try {
+      if (info === 0 || lanes === 0) // a NULL here would write over address 0
+        throw new OdeTensorError('OT_ERR_NOMEM', OT_ERR_NOMEM,
+          `solution: cannot allocate ${bytes} bytes in wasm memory for the lanes' results`);
       const tensor = (which) => {
         const data = m._otw_tensor(ptr, which, info);
         return data ? new Tensor(m, this, data, m.HEAP32.slice(info >> 2, (info >> 2) + 8)) : null;
@@ -126,7 +186,8 @@ class Solution {
       this.sens = Array.from({ length: nsens }, (_, j) => tensor(2 + j));
       const st = lanes, cnt = st + 4 * nb, ri = cnt + 4 * nb;
       const rt = (ri + 4 * nb + 7) & ~7, stats = rt + 8 * nb;
-      m._otw_lanes(ptr, st, cnt, ri, rt, stats);
+      if (m._otw_lanes(ptr, st, cnt, ri, rt, stats) !== nb)
+        throw new OdeTensorError('OT_ERR_INTERNAL', -99, 'solution: lanes not filled');
       this.statusCode = m.HEAP32.slice(st >> 2, (st >> 2) + nb);
       this.count = m.HEAP32.slice(cnt >> 2, (cnt >> 2) + nb);
       this.rootIndex = m.HEAP32.slice(ri >> 2, (ri >> 2) + nb);
@@ -167,11 +228,17 @@ if (typeof Symbol.dispose === 'symbol')
   Solution.prototype[Symbol.dispose] = function dispose() { this.dispose(); };
 
 class OdeTensor {
-  #m; #slot;
+  #m; #slot; #sp0; #depth = 0;
 
   constructor(m) {
     this.#m = m;
     this.#slot = m._otw_malloc(8); // out-parameter of the create/solve calls
+    if (this.#slot === 0) throw new OdeTensorError('OT_ERR_NOMEM', OT_ERR_NOMEM, 'load: out of wasm memory');
+    this.#sp0 = m.stackSave();
+    // The first call of an export goes through a JS stub that then replaces
+    // itself; make that happen now, so that #enter's stackRestore needs the
+    // least stack when it is needed.
+    m.stackRestore(this.#sp0);
     this.version = m.UTF8ToString(m._otw_version());
     this.OdeTensorError = OdeTensorError;
   }
@@ -184,12 +251,19 @@ class OdeTensor {
   /** As solveDense plus sens[j] = d ys / d p_j, [n|nout, nt, nbatch] each. */
   solveFwdSens(spec) { return this.#run('sens', spec); }
 
-  /** The name of a status code ('OT_ERR_SHAPE'). */
-  statusName(code) { return this.#m.UTF8ToString(this.#m._otw_status_name(code)); }
+  /** The name of a status code ('OT_ERR_SHAPE'); 'OT_UNKNOWN_STATUS' for an
+   * integer that is none. */
+  statusName(code) {
+    if (!Number.isInteger(code) || Math.abs(code) > INT_MAX)
+      throw new OdeTensorError('OT_ERR_ARG', OT_ERR_ARG, `statusName: ${show(code)}; expected an integer status code`);
+    return this.#m.UTF8ToString(this.#m._otw_status_name(code));
+  }
   /** The wasm memory size in bytes (it only grows). */
   heapSize() { return this.#m.HEAP8.length; }
   /** Bytes allocated by malloc in wasm memory now (mallinfo). */
   heapInUse() { return this.#m._otw_heap_in_use(); }
+  /** Bytes of the wasm (C) stack in use: 0 outside solves. */
+  stackInUse() { return this.#sp0 - this.#m.stackSave(); }
 
   #error(code, message, cause) {
     return new OdeTensorError(this.statusName(code), code, message,
@@ -201,40 +275,68 @@ class OdeTensor {
   }
 
   #int(v, name, min) {
-    if (!Number.isInteger(v) || v < min || v > 2147483647)
-      throw this.#error(OT_ERR_ARG, `${name}: ${String(v)}; expected an integer >= ${min}`);
+    if (!Number.isInteger(v) || v < min || v > INT_MAX)
+      throw this.#error(OT_ERR_ARG, `${name}: ${show(v)}; expected an integer >= ${min} (at most ${INT_MAX})`);
     return v;
   }
 
   #num(v, name) {
     if (typeof v !== 'number')
-      throw this.#error(OT_ERR_ARG, `${name}: ${String(v)}; expected a number`);
+      throw this.#error(OT_ERR_ARG, `${name}: ${show(v)}; expected a number`);
     return v;
   }
 
   // An f64 array in wasm memory: the caller's own when it already lives there,
   // else a copy freed by `held`. Returns [pointer, columns].
+  // Everything is checked before wasm memory is touched: the kind, the
+  // length, the size, and for plain arrays each element (read once).
   #input(x, rows, name, rowsName, held) {
     const m = this.#m;
     if (x === undefined || x === null) return [0, 0];
-    if (!(Array.isArray(x) || (ArrayBuffer.isView(x) && !(x instanceof DataView))))
-      throw this.#error(OT_ERR_ARG, `${name}: expected a Float64Array, Float32Array or array of numbers`);
-    const len = x.length;
+    const len = this.#length(x, name);
     if (len === 0 || len % rows !== 0)
       throw this.#error(OT_ERR_SHAPE, `${name}: length ${len} is not a positive multiple of ${rowsName} (${rows})`);
-    if (x instanceof Float64Array && x.buffer === m.HEAPF64.buffer) return [x.byteOffset, len / rows];
+    if (len > MAX_INPUT)
+      throw this.#error(OT_ERR_OVERFLOW, `${name}: ${len} values (${len * 8} bytes) do not fit in wasm32 memory (2 GiB)`);
+    let src = x;
+    if (Array.isArray(x)) {
+      src = new Float64Array(len);
+      for (let i = 0; i < len; i++) {
+        const v = x[i];
+        if (typeof v !== 'number')
+          throw this.#error(OT_ERR_DTYPE, `${name}[${i}]: ${show(v)}; expected a number`);
+        src[i] = v;
+      }
+    } else if (x instanceof Float64Array && x.buffer === m.HEAPF64.buffer && x.byteOffset !== 0) {
+      return [x.byteOffset, len / rows]; // already in wasm memory: used in place
+    }
     const ptr = m._otw_malloc(len * 8);
-    if (ptr === 0) throw this.#error(-9, `${name}: cannot allocate ${len * 8} bytes in wasm memory`);
+    if (ptr === 0) throw this.#error(OT_ERR_NOMEM, `${name}: cannot allocate ${len * 8} bytes in wasm memory`);
     held.push(() => m._otw_free(ptr));
-    m.HEAPF64.set(x, ptr >> 3);
+    m.HEAPF64.set(src, ptr >> 3);
     return [ptr, len / rows];
+  }
+
+  // The length of an input array, after checking that it is one of numbers.
+  #length(x, name) {
+    if (ArrayBuffer.isView(x) && !(x instanceof DataView)) {
+      if (x instanceof BigInt64Array || x instanceof BigUint64Array)
+        throw this.#error(OT_ERR_DTYPE, `${name}: ${show(x)}; expected numbers, not BigInts`);
+      return x.length;
+    }
+    if (!Array.isArray(x))
+      throw this.#error(OT_ERR_ARG, `${name}: ${show(x)}; expected a Float64Array, Float32Array or array of numbers`);
+    const len = x.length; // a Proxy of an array can claim any length
+    if (!Number.isSafeInteger(len) || len < 0)
+      throw this.#error(OT_ERR_SHAPE, `${name}: length ${show(len)}; expected an array length`);
+    return len;
   }
 
   // A JS callback as a wasm table entry (removed by `held`). Exceptions fail
   // the lane (lanes mode) or the batch (lockstep) and are kept for its message.
   #callback(f, name, rows, sig, dims, thrown, held) {
     if (f === undefined || f === null) return 0;
-    if (typeof f !== 'function') throw this.#error(OT_ERR_ARG, `${name}: expected a function`);
+    if (typeof f !== 'function') throw this.#error(OT_ERR_ARG, `${name}: expected a function, not ${show(f)}`);
     const m = this.#m;
     const { n, np } = dims;
     const fail = (e, lane) => {
@@ -265,20 +367,22 @@ class OdeTensor {
   #options(P, o, n, held) {
     const m = this.#m;
     if (o === undefined || o === null) return false;
-    if (typeof o !== 'object') throw this.#error(OT_ERR_ARG, 'options: expected an object');
+    if (typeof o !== 'object') throw this.#error(OT_ERR_ARG, `options: ${show(o)}; expected an object`);
     for (const key of Object.keys(o))
       if (!OPTIONS.includes(key))
         throw this.#error(OT_ERR_ARG, `options: unknown option '${key}' (known: ${OPTIONS.join(', ')})`);
     const pick = (key, table) => {
-      const v = table[o[key]];
-      if (v === undefined)
-        throw this.#error(OT_ERR_ARG, `options.${key}: '${o[key]}'; expected ${Object.keys(table).map((k) => `'${k}'`).join(' or ')}`);
-      return v;
+      const v = o[key];
+      if (typeof v !== 'string' || !Object.hasOwn(table, v))
+        throw this.#error(OT_ERR_ARG, `options.${key}: ${show(v)}; expected ${Object.keys(table).map((k) => `'${k}'`).join(' or ')}`);
+      return table[v];
     };
     if (o.method !== undefined) this.#check(m._otw_set_method(P, pick('method', METHODS)));
     if (o.mode !== undefined) this.#check(m._otw_set_mode(P, pick('mode', MODES)));
     if (o.rtol !== undefined) this.#check(m._otw_set_rtol(P, this.#num(o.rtol, 'options.rtol')));
     if (typeof o.atol === 'number') this.#check(m._otw_set_atol(P, o.atol));
+    else if (o.atol === null)
+      throw this.#error(OT_ERR_ARG, 'options.atol: null; expected a number or an array of one per state');
     else if (o.atol !== undefined) {
       const [ptr, cols] = this.#input(o.atol, n, 'options.atol', 'nstates', held);
       if (cols !== 1)
@@ -290,57 +394,85 @@ class OdeTensor {
     if (o.maxStep !== undefined) this.#check(m._otw_set_max_step(P, this.#num(o.maxStep, 'options.maxStep')));
     if (o.maxSteps !== undefined) {
       const v = this.#num(o.maxSteps, 'options.maxSteps');
-      if (!Number.isInteger(v) || Math.abs(v) > 2147483647)
+      if (!Number.isInteger(v) || Math.abs(v) > INT_MAX)
         throw this.#error(OT_ERR_ARG, `options.maxSteps: ${v}; expected an integer > 0`);
       this.#check(m._otw_set_max_steps(P, v));
     }
-    if (o.sensRtol !== undefined || o.sensAtol !== undefined)
-      this.#check(m._otw_set_sens_tolerances(P, this.#num(o.sensRtol ?? 0, 'options.sensRtol'),
-        this.#num(o.sensAtol ?? 0, 'options.sensAtol')));
+    if (o.sensRtol !== undefined || o.sensAtol !== undefined) {
+      const sensTol = (key) => (o[key] === undefined ? 0 : this.#num(o[key], `options.${key}`));
+      this.#check(m._otw_set_sens_tolerances(P, sensTol('sensRtol'), sensTol('sensAtol')));
+    }
     return o.mode === 'lockstep';
   }
 
   #run(kind, spec) {
+    if (this.#depth >= MAX_NESTING)
+      throw this.#error(OT_ERR_ARG, `solve: ${MAX_NESTING} solves already running (started from callbacks); not nesting deeper`);
+    this.#depth++;
+    const lost = { sp: 0 }; // set while #enter has a stack pointer to restore
+    try {
+      return this.#solve(kind, spec, lost);
+    } finally {
+      this.#depth--;
+      if (lost.sp !== 0) this.#m.stackRestore(lost.sp); // #enter had no stack left to do it
+    }
+  }
+
+  #solve(kind, spec, lost) {
     const m = this.#m, slot = this.#slot;
     if (spec === null || typeof spec !== 'object')
-      throw this.#error(OT_ERR_ARG, 'solve: expected an object {nstates, nparams, rhs, y0, params, ...}');
+      throw this.#error(OT_ERR_ARG, `solve: ${show(spec)}; expected an object {nstates, nparams, rhs, y0, params, ...}`);
     for (const key of Object.keys(spec))
       if (!SPEC_KEYS.includes(key))
         throw this.#error(OT_ERR_ARG, `solve: unknown field '${key}' (known: ${SPEC_KEYS.join(', ')})`);
     const n = this.#int(spec.nstates, 'nstates', 1);
     const np = this.#int(spec.nparams ?? 0, 'nparams', 0);
-    const nout = spec.out ? this.#int(spec.nout, 'nout', 1) : 0;
-    const nroots = spec.roots ? this.#int(spec.nroots, 'nroots', 1) : 0;
+    // A count goes with its callback: one without the other is a mistake.
+    const count = (f, fname, c, cname) => {
+      if (f !== undefined && f !== null) return this.#int(c, cname, 1);
+      if (c !== undefined && c !== null)
+        throw this.#error(OT_ERR_ARG, `${cname}: ${show(c)} given without ${fname}`);
+      return 0;
+    };
+    const nout = count(spec.out, 'out', spec.nout, 'nout');
+    const nroots = count(spec.roots, 'roots', spec.nroots, 'nroots');
+    const has = (f) => f !== undefined && f !== null;
     const held = [];
     const thrown = { lanes: new Map(), batch: undefined };
     const dims = { n, np, lockstep: false };
     try {
       const cb = (f, name, rows) => this.#callback(f, name, rows, 'idiiiiii', dims, thrown, held);
-      if (typeof spec.rhs !== 'function') throw this.#error(OT_ERR_ARG, 'rhs: expected a function (t, y, p, dydt) => void');
+      if (typeof spec.rhs !== 'function')
+        throw this.#error(OT_ERR_ARG, `rhs: expected a function (t, y, p, dydt) => void, not ${show(spec.rhs)}`);
       this.#check(m._otw_problem_new(slot, n, np, cb(spec.rhs, 'rhs', n), 0));
       const P = m.HEAP32[slot >> 2];
       held.push(() => m._otw_problem_free(P));
-      if (spec.jac) this.#check(m._otw_set_jac(P, cb(spec.jac, 'jac', n * n)));
-      if (spec.out) this.#check(m._otw_set_out(P, nout, cb(spec.out, 'out', nout)));
-      if (spec.roots) this.#check(m._otw_set_roots(P, nroots, cb(spec.roots, 'roots', nroots)));
-      if (spec.init)
+      if (has(spec.jac)) this.#check(m._otw_set_jac(P, cb(spec.jac, 'jac', n * n)));
+      if (has(spec.out)) this.#check(m._otw_set_out(P, nout, cb(spec.out, 'out', nout)));
+      if (has(spec.roots)) this.#check(m._otw_set_roots(P, nroots, cb(spec.roots, 'roots', nroots)));
+      if (has(spec.init))
         this.#check(m._otw_set_init(P, this.#callback(spec.init, 'init', n, 'iiiiii', dims, thrown, held)));
       dims.lockstep = this.#options(P, spec.options, n, held);
       const [y0, y0c] = this.#input(spec.y0, n, 'y0', 'nstates', held);
-      const [pp, pc] = np > 0 ? this.#input(spec.params, np, 'params', 'nparams', held) : [0, 0];
+      let pp = 0, pc = 0;
+      if (np > 0) [pp, pc] = this.#input(spec.params, np, 'params', 'nparams', held);
+      else if (has(spec.params) && this.#length(spec.params, 'params') > 0)
+        throw this.#error(OT_ERR_SHAPE, `params: ${spec.params.length} values, but nparams is 0`);
       if (kind === 'steps' && spec.tEval !== undefined)
         throw this.#error(OT_ERR_ARG, 'tEval: solve() records every step up to finalTime; use solveDense() for output times');
       if (kind !== 'steps' && spec.finalTime !== undefined)
         throw this.#error(OT_ERR_ARG, 'finalTime: only for solve(); solveDense() and solveFwdSens() take tEval');
-      let st;
+      let call;
       if (kind === 'steps') {
         const tf = this.#num(spec.finalTime, 'finalTime');
-        st = m._otw_solve(slot, P, y0, y0c, pp, pc, tf);
+        call = () => m._otw_solve(slot, P, y0, y0c, pp, pc, tf);
       } else {
-        if (spec.tEval === undefined || spec.tEval === null) throw this.#error(OT_ERR_ARG, 'tEval: required (the output times)');
+        if (!has(spec.tEval)) throw this.#error(OT_ERR_ARG, 'tEval: required (the output times)');
         const [tp, nt] = this.#input(spec.tEval, 1, 'tEval', 'one', held);
-        st = (kind === 'dense' ? m._otw_solve_dense : m._otw_solve_fwd_sens)(slot, P, y0, y0c, pp, pc, tp, nt);
+        const f = kind === 'dense' ? m._otw_solve_dense : m._otw_solve_fwd_sens;
+        call = () => f(slot, P, y0, y0c, pp, pc, tp, nt);
       }
+      const st = this.#enter(call, lost);
       if (st !== 0 && st !== OT_ERR_LANES_FAILED) {
         const t = thrown.batch ?? thrown.lanes.values().next().value;
         let msg = m.UTF8ToString(m._otw_last_error());
@@ -356,6 +488,36 @@ class OdeTensor {
       }
     } finally {
       for (const release of held.reverse()) release();
+    }
+  }
+
+  // Runs a C solve, which calls back into JS. The callback wrappers catch
+  // everything, but when the JS stack is nearly full, entering one (or a wasm
+  // function) throws a RangeError that unwinds the C frames without running
+  // their cleanup: the solver's memory is lost (about 10 KB) and the wasm
+  // stack pointer stays where the deepest frame left it (wasm's stack then
+  // creeps down into static data, one lost solve at a time). So: refuse to
+  // start with too little JS stack left; should it happen anyway, restore the
+  // stack pointer and report the solve as abandoned. If even stackRestore
+  // finds no stack here, #run's finally, a few frames up, restores it. (A
+  // solve nested in a callback restores the value at its own start, the
+  // outer C frames' level; their returns then restore theirs.)
+  #enter(call, lost) {
+    const m = this.#m, sp = m.stackSave();
+    try {
+      headroom(HEADROOM_FRAMES);
+    } catch (e) {
+      throw this.#error(OT_ERR_NOMEM,
+        'solve: too little JS stack left to run the solver; call it from a shallower stack', e);
+    }
+    try {
+      return call();
+    } catch (e) {
+      lost.sp = sp;
+      m.stackRestore(sp);
+      lost.sp = 0;
+      throw this.#error(OT_ERR_CALLBACK,
+        `solve: abandoned: ${describe(e)} unwound through wasm (the JS stack is nearly full); call solve from a shallower stack`, e);
     }
   }
 }

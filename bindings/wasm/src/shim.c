@@ -12,7 +12,13 @@
  * odetensor's: 0 ok, > 0 retry with a smaller step, < 0 stop the lane.
  *
  * Lanes run one after another on the calling thread (threads = 1): wasm here
- * has no threads, and the lane index passed to callbacks relies on it. */
+ * has no threads, and the lane index passed to callbacks relies on it.
+ *
+ * Every entry point answers NULL or out-of-range arguments with a status (or
+ * NULL / 0) instead of touching memory: in wasm, address 0 is ordinary
+ * memory, so a NULL dereference would corrupt the module rather than trap.
+ * A NULL problem goes on to the library as a NULL ot_ode, whose message
+ * ("ot_ode_set_rtol: ode is NULL") becomes the status's message. */
 #include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -176,6 +182,8 @@ OTW_API void otw_free(void *ptr) { free(ptr); }
 OTW_API int otw_problem_new(otw_problem **out, int nstates, int nparams, otw_eval_fn rhs,
                             void *user)
 {
+    if (out == NULL)
+        return ot_ode_new(NULL, nstates, nparams, NULL, NULL); /* sets the message */
     otw_problem *P = calloc(1, sizeof *P);
     if (P == NULL)
         return OT_ERR_NOMEM;
@@ -203,76 +211,97 @@ OTW_API void otw_problem_free(otw_problem *P)
     free(P);
 }
 
+/* The problem's ot_ode, or NULL (the library then fails with its message). */
+static ot_ode *ode_of(const otw_problem *P) { return P ? P->ode : NULL; }
+
+/* The callback setters keep the function only once the library took the
+ * trampoline, so a refused call leaves the problem as it was. */
 OTW_API int otw_set_jac(otw_problem *P, otw_eval_fn jac)
 {
-    P->jac = jac;
-    return ot_ode_set_jac(P->ode, jac ? jac_tramp : NULL);
+    const int st = ot_ode_set_jac(ode_of(P), jac ? jac_tramp : NULL);
+    if (st == OT_OK)
+        P->jac = jac;
+    return st;
 }
 
 OTW_API int otw_set_init(otw_problem *P, otw_init_fn init)
 {
-    P->init = init;
-    return ot_ode_set_init(P->ode, init ? init_tramp : NULL);
+    const int st = ot_ode_set_init(ode_of(P), init ? init_tramp : NULL);
+    if (st == OT_OK)
+        P->init = init;
+    return st;
 }
 
 OTW_API int otw_set_out(otw_problem *P, int nout, otw_eval_fn out)
 {
-    P->out = out;
-    return ot_ode_set_out(P->ode, nout, out ? out_tramp : NULL);
+    const int st = ot_ode_set_out(ode_of(P), nout, out ? out_tramp : NULL);
+    if (st == OT_OK)
+        P->out = out;
+    return st;
 }
 
 OTW_API int otw_set_roots(otw_problem *P, int nroots, otw_eval_fn root)
 {
-    P->root = root;
-    return ot_ode_set_roots(P->ode, nroots, root ? root_tramp : NULL);
+    const int st = ot_ode_set_roots(ode_of(P), nroots, root ? root_tramp : NULL);
+    if (st == OT_OK)
+        P->root = root;
+    return st;
 }
 
 /* method: 1 BDF, 2 Adams (ot_method). */
 OTW_API int otw_set_method(otw_problem *P, int method)
 {
-    return ot_ode_set_method(P->ode, (ot_method)method);
+    return ot_ode_set_method(ode_of(P), (ot_method)method);
 }
 
 /* mode: 1 lanes, 2 lockstep (ot_mode). */
 OTW_API int otw_set_mode(otw_problem *P, int mode)
 {
-    int st = ot_ode_set_mode(P->ode, (ot_mode)mode);
+    int st = ot_ode_set_mode(ode_of(P), (ot_mode)mode);
     if (st == OT_OK)
         P->lockstep = mode == OT_LOCKSTEP;
     return st;
 }
 
-OTW_API int otw_set_rtol(otw_problem *P, double v) { return ot_ode_set_rtol(P->ode, v); }
-OTW_API int otw_set_atol(otw_problem *P, double v) { return ot_ode_set_atol(P->ode, v); }
-OTW_API int otw_set_t0(otw_problem *P, double v) { return ot_ode_set_t0(P->ode, v); }
+OTW_API int otw_set_rtol(otw_problem *P, double v)
+{
+    return ot_ode_set_rtol(ode_of(P), v);
+}
+OTW_API int otw_set_atol(otw_problem *P, double v)
+{
+    return ot_ode_set_atol(ode_of(P), v);
+}
+OTW_API int otw_set_t0(otw_problem *P, double v) { return ot_ode_set_t0(ode_of(P), v); }
 
 OTW_API int otw_set_first_step(otw_problem *P, double v)
 {
-    return ot_ode_set_first_step(P->ode, v);
+    return ot_ode_set_first_step(ode_of(P), v);
 }
 
 OTW_API int otw_set_max_step(otw_problem *P, double v)
 {
-    return ot_ode_set_max_step(P->ode, v);
+    return ot_ode_set_max_step(ode_of(P), v);
 }
 
 OTW_API int otw_set_max_steps(otw_problem *P, int v)
 {
-    return ot_ode_set_max_steps(P->ode, v);
+    return ot_ode_set_max_steps(ode_of(P), v);
 }
 
 OTW_API int otw_set_sens_tolerances(otw_problem *P, double rtol, double atol)
 {
-    return ot_ode_set_sens_tolerances(P->ode, rtol, atol);
+    return ot_ode_set_sens_tolerances(ode_of(P), rtol, atol);
 }
 
 /* One absolute tolerance per state: atol[nstates]. */
 OTW_API int otw_set_atol_vector(otw_problem *P, const double *atol)
 {
-    const int64_t n = ot_ode_nstates(P->ode);
-    ot_view v;
-    int st = ot_view_make(&v, atol, OT_F64, (ot_device){OT_CPU, 0}, 1, &n, NULL);
-    return st == OT_OK ? ot_ode_set_atol_vector(P->ode, v) : st;
+    const int64_t n = ot_ode_nstates(ode_of(P));
+    ot_view v = ot_view_absent();
+    const int st =
+        n > 0 ? ot_view_make(&v, atol, OT_F64, (ot_device){OT_CPU, 0}, 1, &n, NULL)
+              : OT_OK;
+    return st == OT_OK ? ot_ode_set_atol_vector(ode_of(P), v) : st;
 }
 
 /* ---- Solves ------------------------------------------------------------- */
@@ -294,25 +323,28 @@ static int run(int kind, ot_solution **out, otw_problem *P, const double *y0, in
                const double *params, int p_cols, const double *t_eval, int nt,
                double final_time)
 {
-    ot_view y0v, pv, tv = ot_view_absent();
-    const int n = (int)ot_ode_nstates(P->ode), np = (int)ot_ode_nparams(P->ode);
-    int st = input_view(&y0v, y0, n, y0_cols);
-    if (st == OT_OK)
-        st = input_view(&pv, params, np, p_cols);
-    if (st == OT_OK && kind != SOLVE_STEPS) {
-        const int64_t len = nt;
-        st = ot_view_make(&tv, t_eval, OT_F64, (ot_device){OT_CPU, 0}, 1, &len, NULL);
+    ot_view y0v = ot_view_absent(), pv = ot_view_absent(), tv = ot_view_absent();
+    ot_ode *ode = ode_of(P);
+    if (ode != NULL) { /* else the library refuses the NULL ode, with its message */
+        const int n = (int)ot_ode_nstates(ode), np = (int)ot_ode_nparams(ode);
+        int st = input_view(&y0v, y0, n, y0_cols);
+        if (st == OT_OK)
+            st = input_view(&pv, params, np, p_cols);
+        if (st == OT_OK && kind != SOLVE_STEPS) {
+            const int64_t len = nt;
+            st = ot_view_make(&tv, t_eval, OT_F64, (ot_device){OT_CPU, 0}, 1, &len, NULL);
+        }
+        if (st != OT_OK)
+            return st;
+        P->lane = 0;
     }
-    if (st != OT_OK)
-        return st;
-    P->lane = 0;
     switch (kind) {
     case SOLVE_DENSE:
-        return ot_solve_dense(P->ode, y0v, pv, tv, out);
+        return ot_solve_dense(ode, y0v, pv, tv, out);
     case SOLVE_STEPS:
-        return ot_solve(P->ode, y0v, pv, final_time, out);
+        return ot_solve(ode, y0v, pv, final_time, out);
     default:
-        return ot_solve_fwd_sens(P->ode, y0v, pv, tv, out);
+        return ot_solve_fwd_sens(ode, y0v, pv, tv, out);
     }
 }
 
@@ -350,13 +382,13 @@ OTW_API int otw_solution_nsens(const ot_solution *s) { return (int)ot_solution_n
 
 /* Output tensor `which` (0 ts, 1 ys, 2 + j sens(j)): returns its data and
  * fills info[8] with dtype, ndim, shape[3] and strides[3] in elements; NULL
- * (and info untouched) when there is no such tensor. */
+ * (and info untouched) when there is no such tensor or info is NULL. */
 OTW_API const void *otw_tensor(const ot_solution *s, int which, int32_t *info)
 {
     const ot_tensor *t = which == 0   ? ot_solution_ts(s)
                          : which == 1 ? ot_solution_ys(s)
-                                      : ot_solution_sens(s, which - 2);
-    if (t == NULL)
+                                      : ot_solution_sens(s, (int64_t)which - 2);
+    if (t == NULL || info == NULL)
         return NULL;
     const ot_layout *l = ot_tensor_layout(t);
     const int64_t item = (int64_t)ot_dtype_size(l->dtype);
@@ -372,10 +404,13 @@ OTW_API const void *otw_tensor(const ot_solution *s, int which, int32_t *info)
 /* Per-lane results for all nbatch lanes at once: status, count, root index
  * and time, and stats[9 * b + i] = steps, rhs_evals, jac_rhs_evals,
  * jac_evals, lin_setups, err_test_fails, nonlin_iters, nonlin_fails,
- * final_time. */
-OTW_API void otw_lanes(const ot_solution *s, int32_t *status, int32_t *count,
-                       int32_t *root_index, double *root_time, double *stats)
+ * final_time. @return the number of lanes filled; 0 (nothing written) when
+ * s or an array is NULL. */
+OTW_API int otw_lanes(const ot_solution *s, int32_t *status, int32_t *count,
+                      int32_t *root_index, double *root_time, double *stats)
 {
+    if (!status || !count || !root_index || !root_time || !stats)
+        return 0;
     const int64_t nb = ot_solution_nbatch(s);
     for (int64_t b = 0; b < nb; b++) {
         ot_lane_stats ls;
@@ -399,6 +434,7 @@ OTW_API void otw_lanes(const ot_solution *s, int32_t *status, int32_t *count,
         o[7] = (double)ls.nonlin_fails;
         o[8] = ls.final_time;
     }
+    return (int)nb;
 }
 
 OTW_API const char *otw_lane_message(const ot_solution *s, int b)
