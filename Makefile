@@ -10,6 +10,7 @@
 #   make wasm-demo        serve the browser demo on http://127.0.0.1:8123/demo/
 #   make bench            Robertson benchmark vs raw CVODE and SciPy (BENCHMARKS.md)
 #   make bench-lockstep   lockstep vs lanes mode on the CPU
+#   make million          1,000,000 Robertson lanes per mode: time, peak RSS, bytes per lane
 #   make bench-wasm       WebAssembly vs native, JS vs C callbacks, odex (npm)
 #   make install PREFIX=/usr DESTDIR=/tmp/stage
 
@@ -44,12 +45,14 @@ CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
 LIB_SRC := src/error.c src/layout.c src/view.c src/tensor.c src/dlpack.c \
            src/ode.c src/solution.c src/solve_args.c src/cvode_setup.c src/lane_worker.c \
-           src/lane_solve.c \
+           src/lane_solve.c src/size_limits.c src/cv_advance.c \
            src/lanes.c src/lockstep.c src/lockstep_cpu.c src/lockstep_callbacks.c src/lockstep_vector.c \
            src/block_dense.c src/cuda_none.c
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
 TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/check_solve.c \
-            tests/check_solve_faults.c tests/check_lockstep.c tests/check_concurrency.c
+            tests/check_sens_roots.c \
+            tests/check_solve_faults.c tests/check_lockstep.c tests/check_concurrency.c \
+            tests/check_faults_numeric.c tests/check_faults_scale.c tests/check_size_limits.c
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/obj/%.o)
 EXAMPLES := dlpack_tour robertson lotka_volterra sensitivity_decay bouncing_ball user_jacobian
 EXAMPLE_BIN := $(EXAMPLES:%=$(B)/examples/%)
@@ -59,7 +62,7 @@ SHARED := $(B)/libodetensor.so
 
 .PHONY: all check demo install uninstall clean lint format help deps deps-check \
         test-c test-headers test-readme test-install test-python test-examples examples bench bench-bin \
-        bench-lockstep
+        bench-lockstep million test-million
 
 all: $(STATIC) $(SHARED) examples
 
@@ -192,6 +195,18 @@ bench:
 bench-lockstep: $(B)/bench/lockstep_vs_lanes
 	@for m in lanes1 lanes2 lockstep; do $(B)/bench/lockstep_vs_lanes $$m 10000; done
 
+# A million lanes of Robertson (issue 6), each mode in its own process for its
+# peak RSS; each run checks its answers (bench/million_lanes.c). `make check`
+# runs the same on MILLION_CHECK_LANES lanes.
+MILLION_LANES ?= 1000000
+MILLION_CHECK_LANES ?= 10000
+million: $(B)/bench/million_lanes
+	@for m in lockstep lanes; do $(B)/bench/million_lanes $$m $(MILLION_LANES) || exit 1; done
+
+test-million: $(B)/bench/million_lanes
+	@for m in lockstep lanes; do \
+	    $(SAN_ENV) $(B)/bench/million_lanes $$m $(MILLION_CHECK_LANES) || exit 1; done
+
 install: $(STATIC) $(SHARED)
 	install -d $(DESTDIR)$(INCDIR)/odetensor $(DESTDIR)$(LIBDIR)/pkgconfig
 	install -m 644 include/odetensor.h $(DESTDIR)$(INCDIR)/
@@ -210,7 +225,7 @@ uninstall:
 
 FORMAT_FILES = $(wildcard include/*.h include/odetensor/*.h src/*.c src/*.h tests/*.c examples/*.c \
                           src/cuda/*.cu src/cuda/*.h tests/cuda/* examples/cuda/* \
-                          bench/*.c bench/wasm/*.c tests/fuzz/*.c tests/fuzz/*.h \
+                          bench/*.c bench/wasm/*.c tests/fuzz/*.c tests/fuzz/*.h tests/inject/*.c \
                           bench/robertson.h bindings/wasm/src/*.c bindings/wasm/test/*.c)
 
 lint:
@@ -229,6 +244,12 @@ clean:
 include mk/cuda.mk
 include mk/wasm.mk
 include mk/hardening.mk
+# After hardening.mk, which sets the check list: the million-lane program,
+# scaled down, in plain and SANITIZE=1 checks.
+ifeq ($(VALGRIND)$(TSAN),00)
+CHECK_LIST += test-million
+endif
+include mk/inject.mk
 include mk/bench-wasm.mk
 
 # Keep objects make would treat as intermediate (examples).

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sundials/sundials_dense.h>
 
+#include "alloc.h"
 #include "lockstep_impl.h"
 
 typedef struct {
@@ -99,15 +100,28 @@ static int space(SUNMatrix A, long *lrw, long *liw)
     return 0;
 }
 
+static SUNMatrix make_matrix(sunindextype n, sunindextype nbatch, SUNContext ctx,
+                             int counted);
+
+/* CVODE clones the matrix through SUNMatClone, which in SUNDIALS 6.4.1
+ * crashes on a NULL clone, so clones allocate outside alloc.h's injection
+ * points (see nv_clone.h). */
 static SUNMatrix clone(SUNMatrix A)
 {
-    return ot__block_matrix_new(bc(A)->n, bc(A)->nbatch, A->sunctx);
+    return make_matrix(bc(A)->n, bc(A)->nbatch, A->sunctx, 0);
 }
 
 SUNMatrix ot__block_matrix_new(sunindextype n, sunindextype nbatch, SUNContext ctx)
 {
-    SUNMatrix A = SUNMatNewEmpty(ctx);
-    block_content *c = A ? calloc(1, sizeof *c) : NULL;
+    return make_matrix(n, nbatch, ctx, 1);
+}
+
+static SUNMatrix make_matrix(sunindextype n, sunindextype nbatch, SUNContext ctx,
+                             int counted)
+{
+    SUNMatrix A = counted ? OT__SUN_NEW(SUNMatNewEmpty(ctx)) : SUNMatNewEmpty(ctx);
+    block_content *c =
+        A ? (counted ? OT__CALLOC(1, sizeof *c) : calloc(1, sizeof *c)) : NULL;
     if (c == NULL) {
         SUNMatFreeEmpty(A);
         return NULL;
@@ -115,7 +129,8 @@ SUNMatrix ot__block_matrix_new(sunindextype n, sunindextype nbatch, SUNContext c
     A->content = c;
     c->n = n;
     c->nbatch = nbatch;
-    c->data = calloc((size_t)(n * n * nbatch), sizeof *c->data);
+    const size_t nd = (size_t)(n * n * nbatch);
+    c->data = counted ? OT__CALLOC(nd, sizeof *c->data) : calloc(nd, sizeof *c->data);
     if (c->data == NULL) {
         destroy(A);
         return NULL;
@@ -228,8 +243,8 @@ static int ls_free(SUNLinearSolver S)
 
 SUNLinearSolver ot__block_solver_new(sunindextype n, sunindextype nbatch, SUNContext ctx)
 {
-    SUNLinearSolver S = SUNLinSolNewEmpty(ctx);
-    solver_content *c = S ? calloc(1, sizeof *c) : NULL;
+    SUNLinearSolver S = OT__SUN_NEW(SUNLinSolNewEmpty(ctx));
+    solver_content *c = S ? OT__CALLOC(1, sizeof *c) : NULL;
     if (c == NULL) {
         SUNLinSolFreeEmpty(S);
         return NULL;
@@ -237,8 +252,8 @@ SUNLinearSolver ot__block_solver_new(sunindextype n, sunindextype nbatch, SUNCon
     S->content = c;
     c->n = n;
     c->nbatch = nbatch;
-    c->pivots = malloc((size_t)(n * nbatch) * sizeof *c->pivots);
-    c->cols = malloc((size_t)n * sizeof *c->cols);
+    c->pivots = OT__MALLOC((size_t)(n * nbatch) * sizeof *c->pivots);
+    c->cols = OT__MALLOC((size_t)n * sizeof *c->cols);
     if (c->pivots == NULL || c->cols == NULL) {
         ls_free(S);
         return NULL;

@@ -1,4 +1,5 @@
 /* The CVODE(S) settings shared by every driver. */
+#include "alloc.h"
 #include "cvode_setup.h"
 
 #include <stdlib.h>
@@ -19,8 +20,9 @@ int ot__cv_options(void *cv, const ot__plan *pl, void *user, CVErrHandlerFn hand
 
 int ot__cv_tolerances(void *cv, const ot_ode *ode, N_Vector atolv)
 {
-    return ode->atol_vec ? CVodeSVtolerances(cv, ode->rtol, atolv)
-                         : CVodeSStolerances(cv, ode->rtol, ode->atol);
+    return ode->atol_vec
+               ? OT__SUN_CALL(CVodeSVtolerances(cv, ode->rtol, atolv), CV_MEM_FAIL)
+               : CVodeSStolerances(cv, ode->rtol, ode->atol);
 }
 
 int ot__cv_solver(void *cv, const ot_ode *ode, SUNMatrix A, SUNLinearSolver LS,
@@ -29,10 +31,10 @@ int ot__cv_solver(void *cv, const ot_ode *ode, SUNMatrix A, SUNLinearSolver LS,
     if (ode->method == OT_BDF) {
         if (LS == NULL)
             return CV_MEM_FAIL;
-        int f = CVodeSetLinearSolver(cv, LS, A);
+        int f = OT__SUN_CALL(CVodeSetLinearSolver(cv, LS, A), CV_MEM_FAIL);
         return f || jac == NULL ? f : CVodeSetJacFn(cv, jac);
     }
-    *nls = SUNNonlinSol_FixedPoint(y, 0, ctx);
+    *nls = OT__SUN_NEW(SUNNonlinSol_FixedPoint(y, 0, ctx));
     return *nls ? CVodeSetNonlinearSolver(cv, *nls) : CV_MEM_FAIL;
 }
 
@@ -41,18 +43,18 @@ int ot__cv_sens_setup(void *cv, const ot_ode *ode, int np, N_Vector y, SUNContex
 {
     int f = CVodeSetSensErrCon(cv, SUNTRUE);
     if (!f && (ode->sens_rtol > 0 || ode->sens_atol > 0)) {
-        double *atols = malloc((size_t)np * sizeof *atols);
+        double *atols = OT__MALLOC((size_t)np * sizeof *atols);
         if (atols == NULL)
             return CV_MEM_FAIL;
         for (int j = 0; j < np; j++)
             atols[j] = ode->sens_atol;
-        f = CVodeSensSStolerances(cv, ode->sens_rtol, atols);
+        f = OT__SUN_CALL(CVodeSensSStolerances(cv, ode->sens_rtol, atols), CV_MEM_FAIL);
         free(atols);
     } else if (!f) {
         f = CVodeSensEEtolerances(cv);
     }
     if (!f && ode->method == OT_ADAMS) {
-        *nls = SUNNonlinSol_FixedPointSens(np, y, 0, ctx);
+        *nls = OT__SUN_NEW(SUNNonlinSol_FixedPointSens(np, y, 0, ctx));
         f = *nls ? CVodeSetNonlinearSolverSensStg(cv, *nls) : CV_MEM_FAIL;
     }
     return f;

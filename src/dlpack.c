@@ -1,4 +1,5 @@
 /* DLPack 1.x (versioned) and legacy import/export. */
+#include "alloc.h"
 #include "odetensor/dlpack.h"
 
 #include <stdio.h>
@@ -64,7 +65,7 @@ int ot_dlpack_export(ot_tensor *t, DLManagedTensorVersioned **out)
 {
     if (t == NULL || out == NULL)
         return ot__fail(OT_ERR_ARG, "ot_dlpack_export: %s is NULL", t ? "out" : "t");
-    export_versioned *e = calloc(1, sizeof *e);
+    export_versioned *e = OT__CALLOC(1, sizeof *e);
     if (e == NULL)
         return ot__fail(OT_ERR_NOMEM,
                         "ot_dlpack_export: cannot allocate the managed tensor");
@@ -88,7 +89,7 @@ int ot_dlpack_export_legacy(ot_tensor *t, DLManagedTensor **out)
         return ot__fail(OT_ERR_READ_ONLY,
                         "ot_dlpack_export_legacy: the tensor is read-only and legacy "
                         "DLPack cannot say so; use ot_dlpack_export");
-    export_legacy *e = calloc(1, sizeof *e);
+    export_legacy *e = OT__CALLOC(1, sizeof *e);
     if (e == NULL)
         return ot__fail(OT_ERR_NOMEM,
                         "ot_dlpack_export_legacy: cannot allocate the managed tensor");

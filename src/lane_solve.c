@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
+#include "cv_advance.h"
 #include "lane_worker.h"
 #include "output.h"
 
@@ -176,7 +178,7 @@ static void record_root(ot__worker *w, ot_solution *sol, int64_t b, double t)
 {
     int found[64], *rf = found;
     const int nr = (int)w->plan->ode->nroots;
-    if (nr > 64 && (rf = malloc((size_t)nr * sizeof *rf)) == NULL)
+    if (nr > 64 && (rf = OT__MALLOC((size_t)nr * sizeof *rf)) == NULL)
         rf = NULL;
     sol->root_time[b] = t;
     sol->root_index[b] = 0;
@@ -207,12 +209,14 @@ static void solve_dense(ot__worker *w, int64_t b, const ot__sink *sk)
                 N_VSetArrayPointer(w->yS0 + j * w->n, w->yS[j]);
         } else {
             N_VSetArrayPointer(dst, w->y);
-            flag = CVode(w->cv, tout, w->y, &tret, CV_NORMAL);
+            flag = ot__cv_advance(w->cv, tout, w->y, &tret, pl->ode->max_steps, w->cv_msg,
+                                  sizeof w->cv_msg);
             if (flag >= 0 && pl->kind == OT__SENS) {
                 for (int64_t j = 0; j < pl->np; j++)
                     N_VSetArrayPointer(w->sens_scratch + j * w->n, w->yS[j]);
-                double ts;
-                flag = CVodeGetSens(w->cv, &ts, w->yS);
+                /* keep CV_ROOT_RETURN: only a failure replaces it */
+                const int sflag = CVodeGetSensDky(w->cv, tret, 0, w->yS);
+                flag = sflag < 0 ? sflag : flag;
             }
         }
         if (flag < 0) {
@@ -250,10 +254,11 @@ static int append_step(ot__worker *w, int64_t k, double t, const double *row)
     const int64_t rows = w->plan->rows;
     if (k == w->steps_cap) {
         const int64_t cap = w->steps_cap ? 2 * w->steps_cap : 256;
-        double *nt = realloc(w->steps_t, (size_t)cap * sizeof *nt);
+        double *nt = OT__REALLOC(w->steps_t, (size_t)cap * sizeof *nt);
         if (nt)
             w->steps_t = nt;
-        double *ny = nt ? realloc(w->steps_y, (size_t)(cap * rows) * sizeof *ny) : NULL;
+        double *ny =
+            nt ? OT__REALLOC(w->steps_y, (size_t)(cap * rows) * sizeof *ny) : NULL;
         if (ny == NULL)
             return OT_ERR_NOMEM;
         w->steps_y = ny;
@@ -286,9 +291,11 @@ static void solve_steps(ot__worker *w, int64_t b, const ot__sink *sk)
     const ot__plan *pl = w->plan;
     ot_solution *sol = sk->sol;
     int64_t k = 0;
-    int st = emit_step(w, k++, pl->t0, N_VGetArrayPointer(w->y0));
+    int st = emit_step(w, k, pl->t0, N_VGetArrayPointer(w->y0));
     if (st != OT_OK)
         ot__solution_fail_lane(sol, b, st, w->cb_msg);
+    else
+        k++;
     double t = pl->t0;
     N_VSetArrayPointer(w->ys_scratch, w->y);
     CVodeSetStopTime(w->cv, pl->t_final);
@@ -324,8 +331,8 @@ static void solve_steps(ot__worker *w, int64_t b, const ot__sink *sk)
     sol->stats[b].final_time = k > 0 ? w->steps_t[k - 1] : pl->t0;
     /* Hand the lane an exact-size copy; the worker keeps its buffers. */
     const size_t rows = (size_t)pl->rows;
-    sk->lane_ts[b] = malloc((size_t)(k > 0 ? k : 1) * sizeof(double));
-    sk->lane_ys[b] = malloc((size_t)(k > 0 ? k : 1) * rows * sizeof(double) + 1);
+    sk->lane_ts[b] = OT__MALLOC((size_t)(k > 0 ? k : 1) * sizeof(double));
+    sk->lane_ys[b] = OT__MALLOC((size_t)(k > 0 ? k : 1) * rows * sizeof(double) + 1);
     if (!sk->lane_ts[b] || !sk->lane_ys[b]) {
         free(sk->lane_ts[b]);
         free(sk->lane_ys[b]);
@@ -334,8 +341,10 @@ static void solve_steps(ot__worker *w, int64_t b, const ot__sink *sk)
         ot__solution_fail_lane(sol, b, OT_ERR_NOMEM, "cannot allocate the lane's steps");
         return;
     }
-    memcpy(sk->lane_ts[b], w->steps_t, (size_t)k * sizeof(double));
-    memcpy(sk->lane_ys[b], w->steps_y, (size_t)k * rows * sizeof(double));
+    if (k > 0) { /* no record at all when the first step could not be kept */
+        memcpy(sk->lane_ts[b], w->steps_t, (size_t)k * sizeof(double));
+        memcpy(sk->lane_ys[b], w->steps_y, (size_t)k * rows * sizeof(double));
+    }
 }
 
 /* ---- Entry ---------------------------------------------------------------- */

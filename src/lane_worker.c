@@ -11,6 +11,8 @@
 #include <sunmatrix/sunmatrix_dense.h>
 #include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
 
+#include "alloc.h"
+#include "nv_clone.h"
 #include "error.h"
 #include "cvode_setup.h"
 #include "lane_worker.h"
@@ -176,27 +178,27 @@ static int configure(ot__worker *w)
     const ot__plan *pl = w->plan;
     const ot_ode *ode = pl->ode;
     void *cv = w->cv;
-    int f = CVodeInit(cv, rhs_wrap, pl->t0, w->y);
+    int f = OT__SUN_CALL(CVodeInit(cv, rhs_wrap, pl->t0, w->y), CV_MEM_FAIL);
     f = f ? f : ot__cv_options(cv, pl, w, err_handler);
     if (!f && ode->atol_vec) {
-        if ((w->atolv = N_VNew_Serial(w->n, w->ctx)) == NULL)
+        if ((w->atolv = OT__SUN_NEW(N_VNew_Serial(w->n, w->ctx))) == NULL)
             return OT_ERR_NOMEM;
         memcpy(N_VGetArrayPointer(w->atolv), ode->atol_vec,
                (size_t)w->n * sizeof(double));
     }
     f = f ? f : ot__cv_tolerances(cv, ode, w->atolv);
     if (!f && ode->method == OT_BDF) {
-        w->A = SUNDenseMatrix(w->n, w->n, w->ctx);
-        w->LS = w->A ? SUNLinSol_Dense(w->y, w->A, w->ctx) : NULL;
+        w->A = OT__SUN_NEW(SUNDenseMatrix(w->n, w->n, w->ctx));
+        w->LS = w->A ? OT__SUN_NEW(SUNLinSol_Dense(w->y, w->A, w->ctx)) : NULL;
     }
     f = f ? f
           : ot__cv_solver(cv, ode, w->A, w->LS, ode->jac ? jac_wrap : NULL, w->y, w->ctx,
                           &w->NLS);
     if (!f && ode->nroots > 0)
-        f = CVodeRootInit(cv, (int)ode->nroots, root_wrap);
+        f = OT__SUN_CALL(CVodeRootInit(cv, (int)ode->nroots, root_wrap), CV_MEM_FAIL);
     if (!f && pl->kind == OT__SENS) {
         const int np = (int)pl->np;
-        w->yS = N_VCloneEmptyVectorArray(np, w->y);
+        w->yS = ot__nv_clone_array(np, w->y, 1);
         if (w->yS == NULL)
             return OT_ERR_NOMEM;
         for (int j = 0; j < np; j++) {
@@ -205,7 +207,7 @@ static int configure(ot__worker *w)
             w->pbuf[j] = 1.0; /* real values come with each lane */
             w->pbar[j] = 1.0;
         }
-        f = CVodeSensInit1(cv, np, CV_STAGGERED, NULL, w->yS);
+        f = OT__SUN_CALL(CVodeSensInit1(cv, np, CV_STAGGERED, NULL, w->yS), CV_MEM_FAIL);
         f = f ? f : CVodeSetSensParams(cv, w->pbuf, w->pbar, NULL);
         f = f ? f : ot__cv_sens_setup(cv, ode, np, w->y, w->ctx, &w->NLSsens);
     }
@@ -216,7 +218,7 @@ static int configure(ot__worker *w)
 
 int ot__worker_new(ot__worker **out, const ot__plan *pl)
 {
-    ot__worker *w = calloc(1, sizeof *w);
+    ot__worker *w = OT__CALLOC(1, sizeof *w);
     if (w == NULL)
         return ot__fail(OT_ERR_NOMEM, "solve: cannot allocate a worker");
     w->plan = pl;
@@ -227,9 +229,9 @@ int ot__worker_new(ot__worker **out, const ot__plan *pl)
     /* scratch: ys, y0, yp, ym (n each); out, diff (rows each); for sens, the
      * sensitivities and their initial values (np * n each). */
     const size_t nscratch = 4 * n + 2 * rows + (pl->kind == OT__SENS ? 2 * np * n : 0);
-    w->scratch = malloc(nscratch * sizeof(double));
-    w->pbuf = malloc((2 * np + 1) * sizeof(double));
-    w->pbar = malloc((np + 1) * sizeof(double));
+    w->scratch = OT__MALLOC(nscratch * sizeof(double));
+    w->pbuf = OT__MALLOC((2 * np + 1) * sizeof(double));
+    w->pbar = OT__MALLOC((np + 1) * sizeof(double));
     int st = OT_ERR_NOMEM;
     if (w->scratch) {
         w->ys_scratch = w->scratch;
@@ -241,10 +243,12 @@ int ot__worker_new(ot__worker **out, const ot__plan *pl)
         w->sens_scratch = w->diff_scratch + rows;
         w->yS0 = w->sens_scratch + np * n;
     }
-    if (w->scratch && w->pbuf && w->pbar && SUNContext_Create(NULL, &w->ctx) == 0) {
-        w->y = N_VMake_Serial(pl->n, w->scratch, w->ctx);
-        w->y0 = w->y ? N_VMake_Serial(pl->n, w->scratch + n, w->ctx) : NULL;
-        w->cv = w->y0 ? CVodeCreate(pl->ode->method == OT_BDF ? CV_BDF : CV_ADAMS, w->ctx)
+    if (w->scratch && w->pbuf && w->pbar &&
+        OT__SUN_CALL(SUNContext_Create(NULL, &w->ctx), -1) == 0) {
+        w->y = OT__SUN_NEW(N_VMake_Serial(pl->n, w->scratch, w->ctx));
+        w->y0 = w->y ? OT__SUN_NEW(N_VMake_Serial(pl->n, w->scratch + n, w->ctx)) : NULL;
+        w->cv = w->y0 ? OT__SUN_NEW(CVodeCreate(
+                            pl->ode->method == OT_BDF ? CV_BDF : CV_ADAMS, w->ctx))
                       : NULL;
         if (w->cv) {
             N_VConst(0.0, w->y);

@@ -1,5 +1,6 @@
 /* Lanes mode driver: checks the request, allocates the outputs, deals lanes
  * to worker threads (one CVODE instance each) and gathers the results. */
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "error.h"
 #include "cuda_backend.h"
 #include "lockstep_impl.h"
@@ -62,9 +64,9 @@ static int thread_count(const ot__plan *pl)
 static int run_lanes(const ot__plan *pl, const ot__sink *sink)
 {
     const int nthreads = thread_count(pl);
-    ot__worker **workers = calloc((size_t)nthreads, sizeof *workers);
-    job *jobs = calloc((size_t)nthreads, sizeof *jobs);
-    pthread_t *tids = calloc((size_t)nthreads, sizeof *tids);
+    ot__worker **workers = OT__CALLOC((size_t)nthreads, sizeof *workers);
+    job *jobs = OT__CALLOC((size_t)nthreads, sizeof *jobs);
+    pthread_t *tids = OT__CALLOC((size_t)nthreads, sizeof *tids);
     int st = workers && jobs && tids ? OT_OK
                                      : ot__fail(OT_ERR_NOMEM,
                                                 "solve: cannot allocate %d "
@@ -87,7 +89,8 @@ static int run_lanes(const ot__plan *pl, const ot__sink *sink)
             jobs[i].worker = workers[i];
         }
         for (int i = 1; i < nthreads; i++)
-            if (pthread_create(&tids[i], NULL, run_worker, &jobs[i]) == 0)
+            if (OT__SUN_CALL(pthread_create(&tids[i], NULL, run_worker, &jobs[i]),
+                             EAGAIN) == 0)
                 tids[started++] = tids[i];
         run_worker(&jobs[0]);
         for (int i = 0; i < started; i++)
@@ -220,8 +223,8 @@ int ot_solve(const ot_ode *ode, ot_view y0, ot_view params, double final_time,
         st = ot__solution_new(&sol, pl.nbatch, 0, ode->nroots > 0);
     if (st == OT_OK) {
         sink.sol = sol;
-        sink.lane_ts = calloc((size_t)pl.nbatch, sizeof *sink.lane_ts);
-        sink.lane_ys = calloc((size_t)pl.nbatch, sizeof *sink.lane_ys);
+        sink.lane_ts = OT__CALLOC((size_t)pl.nbatch, sizeof *sink.lane_ts);
+        sink.lane_ys = OT__CALLOC((size_t)pl.nbatch, sizeof *sink.lane_ys);
         if (!sink.lane_ts || !sink.lane_ys)
             st = ot__fail(OT_ERR_NOMEM, "solve: cannot allocate step records");
     }

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
+#include "nv_clone.h"
+#include "cv_advance.h"
 #include "cvode_setup.h"
 #include "lockstep_solver.h"
 #include "output.h"
@@ -62,16 +65,17 @@ int ot__ls_finish_setup(ot__lockstep *L)
     const ot__plan *pl = L->plan;
     if (L->y == NULL)
         return OT_ERR_NOMEM;
-    L->yout = N_VClone(L->y);
-    L->ewt = L->yout ? N_VClone(L->y) : NULL;
+    L->yout = ot__nv_clone(L->y);
+    L->ewt = L->yout ? ot__nv_clone(L->y) : NULL;
     if (L->ewt == NULL)
         return OT_ERR_NOMEM;
-    if (pl->kind == OT__SENS && (L->yS = N_VCloneVectorArray((int)L->np, L->y)) == NULL)
+    if (pl->kind == OT__SENS && (L->yS = ot__nv_clone_array((int)L->np, L->y, 0)) == NULL)
         return OT_ERR_NOMEM;
     const int st = L->be->initial_state(L);
     if (st != OT_OK)
         return st;
-    L->cv = CVodeCreate(pl->ode->method == OT_BDF ? CV_BDF : CV_ADAMS, L->ctx);
+    L->cv =
+        OT__SUN_NEW(CVodeCreate(pl->ode->method == OT_BDF ? CV_BDF : CV_ADAMS, L->ctx));
     return L->cv ? ot__ls_configure(L) : OT_ERR_NOMEM;
 }
 
@@ -81,7 +85,7 @@ int ot__ls_configure(ot__lockstep *L)
     const ot_ode *ode = pl->ode;
     const ot__ls_backend *be = L->be;
     void *cv = L->cv;
-    int f = CVodeInit(cv, be->rhs, pl->t0, L->y);
+    int f = OT__SUN_CALL(CVodeInit(cv, be->rhs, pl->t0, L->y), CV_MEM_FAIL);
     f = f ? f : ot__cv_options(cv, pl, L, ot__ls_err);
     if (!f && ode->atol_vec) {
         const int st = be->make_atol(L);
@@ -94,9 +98,11 @@ int ot__ls_configure(ot__lockstep *L)
     /* The block matrix has no CVODE difference quotients: ours always. */
     f = f ? f : ot__cv_solver(cv, ode, L->A, L->LS, be->jac, L->y, L->ctx, &L->NLS);
     if (!f && ode->nroots > 0)
-        f = CVodeRootInit(cv, (int)(ode->nroots * L->nb), be->root);
+        f = OT__SUN_CALL(CVodeRootInit(cv, (int)(ode->nroots * L->nb), be->root),
+                         CV_MEM_FAIL);
     if (!f && pl->kind == OT__SENS) {
-        f = CVodeSensInit(cv, (int)L->np, CV_STAGGERED, be->sens_rhs, L->yS);
+        f = OT__SUN_CALL(CVodeSensInit(cv, (int)L->np, CV_STAGGERED, be->sens_rhs, L->yS),
+                         CV_MEM_FAIL);
         f = f ? f : ot__cv_sens_setup(cv, ode, (int)L->np, L->y, L->ctx, &L->NLSsens);
     }
     if (f == CV_MEM_FAIL)
@@ -145,7 +151,8 @@ static void solve_dense(ot__lockstep *L, ot_solution *sol)
         if (tout != pl->t0) {
             double tret = pl->t0;
             int flag;
-            while ((flag = CVode(L->cv, tout, L->yout, &tret, CV_NORMAL)) ==
+            while ((flag = ot__cv_advance(L->cv, tout, L->yout, &tret, pl->ode->max_steps,
+                                          L->cv_msg, sizeof L->cv_msg)) ==
                    CV_ROOT_RETURN) {
                 take_roots(L, sol, tret, i);
                 if (ot__ls_all_stopped(L))
@@ -154,7 +161,7 @@ static void solve_dense(ot__lockstep *L, ot_solution *sol)
             if (ot__ls_all_stopped(L))
                 break;
             if (flag >= 0 && pl->kind == OT__SENS)
-                flag = CVodeGetSens(L->cv, &tret, L->yS);
+                flag = CVodeGetSensDky(L->cv, tret, 0, L->yS);
             if (flag < 0) {
                 double tcur = pl->t0;
                 CVodeGetCurrentTime(L->cv, &tcur);
@@ -182,10 +189,10 @@ static int record_step(ot__lockstep *L, record *r, int64_t k, double t, N_Vector
     const int64_t block = L->rows * L->nb;
     if (k == r->cap) {
         const int64_t cap = r->cap ? 2 * r->cap : 64;
-        double *nt = realloc(r->t, (size_t)cap * sizeof *nt);
+        double *nt = OT__REALLOC(r->t, (size_t)cap * sizeof *nt);
         if (nt)
             r->t = nt;
-        double *ny = nt ? realloc(r->y, (size_t)(cap * block) * sizeof *ny) : NULL;
+        double *ny = nt ? OT__REALLOC(r->y, (size_t)(cap * block) * sizeof *ny) : NULL;
         if (ny == NULL) {
             snprintf(L->cb_msg, sizeof L->cb_msg, "cannot grow the step record");
             return OT_ERR_NOMEM;
@@ -214,8 +221,9 @@ static void hand_over(ot__lockstep *L, const ot__sink *sk, const record *r)
     const int64_t block = L->rows * L->nb;
     for (int64_t b = 0; b < L->nb; b++) {
         const int64_t c = sol->count[b];
-        sk->lane_ts[b] = malloc((size_t)(c > 0 ? c : 1) * sizeof(double));
-        sk->lane_ys[b] = malloc((size_t)((c > 0 ? c : 1) * L->rows) * sizeof(double) + 1);
+        sk->lane_ts[b] = OT__MALLOC((size_t)(c > 0 ? c : 1) * sizeof(double));
+        sk->lane_ys[b] =
+            OT__MALLOC((size_t)((c > 0 ? c : 1) * L->rows) * sizeof(double) + 1);
         if (!sk->lane_ts[b] || !sk->lane_ys[b]) {
             free(sk->lane_ts[b]);
             free(sk->lane_ys[b]);

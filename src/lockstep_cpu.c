@@ -6,6 +6,8 @@
 #include <string.h>
 #include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
 
+#include "alloc.h"
+#include "nv_clone.h"
 #include "error.h"
 #include "lockstep_solver.h"
 #include "output.h"
@@ -79,7 +81,7 @@ static int initial_state(ot__lockstep *L)
 
 static int make_atol(ot__lockstep *L)
 {
-    if ((L->atolv = N_VClone(L->y)) == NULL)
+    if ((L->atolv = ot__nv_clone(L->y)) == NULL)
         return OT_ERR_NOMEM;
     double *a = N_VGetArrayPointer(L->atolv);
     for (int64_t b = 0; b < L->nb; b++)
@@ -113,22 +115,38 @@ static int make_solver(ot__lockstep *L, const ot__plan *pl)
     L->rows = pl->rows;
     const size_t n = (size_t)L->n, nb = (size_t)L->nb, np = (size_t)L->np;
     const size_t rows = (size_t)L->rows, nr = (size_t)pl->ode->nroots;
-    L->p = malloc((np * nb + 1) * sizeof *L->p);
-    L->pp = malloc((np * nb + 1) * sizeof *L->pp);
-    L->o = malloc(rows * nb * sizeof *L->o);
-    L->o2 = malloc(rows * nb * sizeof *L->o2);
-    L->yp = malloc(n * nb * sizeof *L->yp);
-    L->ym = malloc(n * nb * sizeof *L->ym);
-    L->inc = malloc(nb * sizeof *L->inc);
-    L->stopped = calloc(nb, 1);
-    L->rootsfound = malloc((nr * nb + 1) * sizeof *L->rootsfound);
+    L->p = OT__MALLOC((np * nb + 1) * sizeof *L->p);
+    L->pp = OT__MALLOC((np * nb + 1) * sizeof *L->pp);
+    L->o = OT__MALLOC(rows * nb * sizeof *L->o);
+    L->o2 = OT__MALLOC(rows * nb * sizeof *L->o2);
+    L->yp = OT__MALLOC(n * nb * sizeof *L->yp);
+    L->ym = OT__MALLOC(n * nb * sizeof *L->ym);
+    L->inc = OT__MALLOC(nb * sizeof *L->inc);
+    L->stopped = OT__CALLOC(nb, 1);
+    L->rootsfound = OT__MALLOC((nr * nb + 1) * sizeof *L->rootsfound);
     if (!L->p || !L->pp || !L->o || !L->o2 || !L->yp || !L->ym || !L->inc ||
-        !L->stopped || !L->rootsfound || SUNContext_Create(NULL, &L->ctx) != 0)
+        !L->stopped || !L->rootsfound ||
+        OT__SUN_CALL(SUNContext_Create(NULL, &L->ctx), -1) != 0)
         return OT_ERR_NOMEM;
     for (int64_t b = 0; b < L->nb && np > 0; b++)
         memcpy(L->p + b * L->np, ot_view_lane(pl->p, b), np * sizeof *L->p);
     L->y = ot__lane_vector_new(L->n, L->nb, plain_norm, L->stopped, L->ctx);
     return ot__ls_finish_setup(L);
+}
+
+/* As in lanes mode, NaN/Inf from out fails the output (no retry can help):
+ * OT_ERR_CALLBACK naming the first running lane that wrote one. */
+static int out_finite(ot__lockstep *L, double t, const double *o)
+{
+    for (int64_t k = 0; k < L->rows * L->nb; k++)
+        if (!L->stopped[k / L->rows] && !isfinite(o[k])) {
+            snprintf(L->cb_msg, sizeof L->cb_msg,
+                     "out wrote NaN or Inf in lane %lld (row %lld) at t = %g",
+                     (long long)(k / L->rows), (long long)(k % L->rows), t);
+            L->cb_failed = 1;
+            return OT_ERR_CALLBACK;
+        }
+    return OT_OK;
 }
 
 /* The recorded rows for all lanes at (t, y): y itself or the out function's. */
@@ -144,6 +162,8 @@ static const double *rows_at(ot__lockstep *L, double t, const double *y, int *st
         snprintf(L->cb_msg, sizeof L->cb_msg, "out returned %d at t = %g", rc, t);
         L->cb_failed = 1;
         *st = OT_ERR_CALLBACK;
+    } else {
+        *st = out_finite(L, t, L->o);
     }
     return L->o;
 }
@@ -176,6 +196,8 @@ static int out_sens(ot__lockstep *L, double t, const double *y, const double *s,
         L->cb_failed = 1;
         return OT_ERR_CALLBACK;
     }
+    if (out_finite(L, t, L->o2) != OT_OK || out_finite(L, t, L->o) != OT_OK)
+        return OT_ERR_CALLBACK;
     for (int64_t b = 0; b < nb; b++) {
         const double h2 = 2 * ot__ls_fd_step(L->p[b * np + j]);
         for (int64_t r = b * L->rows; r < (b + 1) * L->rows; r++)

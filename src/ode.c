@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "error.h"
 #include "ode_impl.h"
 
@@ -18,7 +19,7 @@ int ot_ode_new(ot_ode **out, int64_t nstates, int64_t nparams, ot_rhs_fn rhs, vo
                         INT32_MAX);
     if (rhs == NULL)
         return ot__fail(OT_ERR_ARG, "rhs: NULL; the right-hand side is required");
-    ot_ode *o = calloc(1, sizeof *o);
+    ot_ode *o = OT__CALLOC(1, sizeof *o);
     if (o == NULL)
         return ot__fail(OT_ERR_NOMEM, "ot_ode_new: cannot allocate the problem");
     o->n = nstates;
@@ -165,7 +166,7 @@ int ot_ode_set_atol_vector(ot_ode *ode, ot_view atol)
                         (long long)ode->n);
     if (l->device.type != OT_CPU)
         return ot__fail(OT_ERR_DEVICE, "atol: must be CPU memory");
-    double *v = malloc((size_t)ode->n * sizeof *v);
+    double *v = OT__MALLOC((size_t)ode->n * sizeof *v);
     if (v == NULL)
         return ot__fail(OT_ERR_NOMEM, "atol: cannot allocate %lld values",
                         (long long)ode->n);

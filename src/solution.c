@@ -4,26 +4,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "error.h"
 #include "solution_impl.h"
 
 int ot__solution_new(ot_solution **out, int64_t nbatch, int64_t nsens, int with_roots)
 {
-    ot_solution *s = calloc(1, sizeof *s);
+    ot_solution *s = OT__CALLOC(1, sizeof *s);
     if (s == NULL)
         return ot__fail(OT_ERR_NOMEM, "solution: cannot allocate");
     pthread_mutex_init(&s->lock, NULL);
     const size_t nb = (size_t)nbatch;
     s->nbatch = nbatch;
     s->nsens = nsens;
-    s->status = calloc(nb, sizeof *s->status);
-    s->count = calloc(nb, sizeof *s->count);
+    s->status = OT__CALLOC(nb, sizeof *s->status);
+    s->count = OT__CALLOC(nb, sizeof *s->count);
     if (with_roots) { /* 12 bytes a lane, only for problems with events */
-        s->root_index = malloc(nb * sizeof *s->root_index);
-        s->root_time = malloc(nb * sizeof *s->root_time);
+        s->root_index = OT__MALLOC(nb * sizeof *s->root_index);
+        s->root_time = OT__MALLOC(nb * sizeof *s->root_time);
     }
-    s->stats = calloc(nb, sizeof *s->stats);
-    s->sens = nsens ? calloc((size_t)nsens, sizeof *s->sens) : NULL;
+    s->stats = OT__CALLOC(nb, sizeof *s->stats);
+    s->sens = nsens ? OT__CALLOC((size_t)nsens, sizeof *s->sens) : NULL;
     if (!s->status || !s->count || (with_roots && (!s->root_index || !s->root_time)) ||
         !s->stats || (nsens && !s->sens)) {
         ot_solution_free(s);
@@ -46,13 +47,13 @@ void ot__solution_fail_lane(ot_solution *sol, int64_t b, int status, const char 
      * workers may fail lanes at the same time. */
     pthread_mutex_lock(&sol->lock);
     if (sol->message == NULL)
-        sol->message = calloc((size_t)sol->nbatch, sizeof *sol->message);
+        sol->message = OT__CALLOC((size_t)sol->nbatch, sizeof *sol->message);
     pthread_mutex_unlock(&sol->lock);
     if (sol->message == NULL)
         return; /* out of memory: the status stays, the message is "" */
     free(sol->message[b]);
     const size_t len = strnlen(msg, 255);
-    sol->message[b] = malloc(len + 1);
+    sol->message[b] = OT__MALLOC(len + 1);
     if (sol->message[b]) {
         memcpy(sol->message[b], msg, len);
         sol->message[b][len] = '\0';

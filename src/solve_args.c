@@ -4,6 +4,7 @@
 
 #include "error.h"
 #include "cuda_backend.h"
+#include "size_limits.h"
 #include "solve_impl.h"
 
 /* v as an f64 view the solve can read: the view itself, a converted host
@@ -58,13 +59,18 @@ static int check_finite(ot_view v, int64_t rows, int64_t nbatch, const char *nam
     return OT_OK;
 }
 
-static int check_times(ot__plan *pl, ot_view t_eval)
+static int check_time_shape(ot_view t_eval)
 {
     if (ot_view_is_absent(t_eval))
         return ot__fail(OT_ERR_ARG, "t_eval: absent; give the output times");
     if (t_eval.layout.ndim != 1 || t_eval.layout.shape[0] < 1)
         return ot__fail(OT_ERR_SHAPE, "t_eval: needs shape [nt] with nt >= 1 (ndim %d)",
                         (int)t_eval.layout.ndim);
+    return OT_OK;
+}
+
+static int check_times(ot__plan *pl, ot_view t_eval)
+{
     int dev;
     int st = as_f64(pl, &t_eval, &pl->owned[2], "t_eval", 0, &dev);
     if (st != OT_OK)
@@ -119,10 +125,19 @@ int ot__plan_make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
     if (ode->device.type == OT_CUDA && ode->mode != OT_LOCKSTEP)
         return ot__fail(OT_ERR_ARG, "device: CUDA solves run in OT_LOCKSTEP mode "
                                     "(ot_ode_set_mode)");
+    /* Shapes, then the bytes the solve needs, before any value is read or
+     * any copy made: a batch too big for memory is refused at once. */
     int st, dev;
+    if ((pl->has_y0 &&
+         (st = ot_view_check_lanes(y0, pl->n, pl->nbatch, "y0")) != OT_OK) ||
+        (!ot_view_is_absent(params) &&
+         (st = ot_view_check_lanes(params, pl->np, pl->nbatch, "params")) != OT_OK) ||
+        (kind != OT__STEPS && (st = check_time_shape(t_eval)) != OT_OK) ||
+        (st = ot__size_check(pl, y0, params, t_eval,
+                             kind != OT__STEPS ? t_eval.layout.shape[0] : 0)) != OT_OK)
+        return st;
     if (pl->has_y0) {
-        if ((st = ot_view_check_lanes(y0, pl->n, pl->nbatch, "y0")) != OT_OK ||
-            (st = as_f64(pl, &y0, &pl->owned[0], "y0", 1, &dev)) != OT_OK ||
+        if ((st = as_f64(pl, &y0, &pl->owned[0], "y0", 1, &dev)) != OT_OK ||
             (!dev && (st = check_finite(y0, pl->n, pl->nbatch, "y0")) != OT_OK))
             return st;
         pl->y0 = y0;
@@ -133,8 +148,7 @@ int ot__plan_make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
         pl->p.layout.shape[1] = 1;
         pl->p.layout.shape[2] = 1;
     } else {
-        if ((st = ot_view_check_lanes(params, pl->np, pl->nbatch, "params")) != OT_OK ||
-            (st = as_f64(pl, &params, &pl->owned[1], "params", 1, &dev)) != OT_OK ||
+        if ((st = as_f64(pl, &params, &pl->owned[1], "params", 1, &dev)) != OT_OK ||
             (!dev && (st = check_finite(params, pl->np, pl->nbatch, "params")) != OT_OK))
             return st;
         pl->p = params;

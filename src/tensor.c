@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "error.h"
 #include "layout.h"
 #include "tensor_impl.h"
@@ -35,8 +36,8 @@ int ot__tensor_alloc(ot_tensor **out, ot_dtype dtype, int ndim, const int64_t *s
     size_t size = ((size_t)bytes + ALIGN - 1) / ALIGN * ALIGN;
     if (size == 0)
         size = ALIGN;
-    ot_tensor *t = malloc(sizeof *t);
-    void *data = t ? aligned_alloc(ALIGN, size) : NULL;
+    ot_tensor *t = OT__MALLOC(sizeof *t);
+    void *data = t ? OT__ALIGNED_ALLOC(ALIGN, size) : NULL;
     if (data == NULL) {
         free(t);
         return ot__fail(OT_ERR_NOMEM, "%s: cannot allocate %lld bytes", name,
@@ -70,7 +71,7 @@ int ot_tensor_wrap(ot_tensor **out, const ot_layout *layout, int read_only,
     int st = ot__layout_finish(&l, "ot_tensor_wrap");
     if (st != OT_OK)
         return st;
-    ot_tensor *t = malloc(sizeof *t);
+    ot_tensor *t = OT__MALLOC(sizeof *t);
     if (t == NULL)
         return ot__fail(OT_ERR_NOMEM, "ot_tensor_wrap: cannot allocate the tensor");
     t->layout = l;

@@ -11,9 +11,13 @@ int main(void)
     SRunner *sr = srunner_create(tensor_suite());
     srunner_add_suite(sr, dlpack_suite());
     srunner_add_suite(sr, solve_suite());
+    srunner_add_suite(sr, sens_roots_suite());
     srunner_add_suite(sr, solve_faults_suite());
     srunner_add_suite(sr, lockstep_suite());
     srunner_add_suite(sr, concurrency_suite());
+    srunner_add_suite(sr, faults_numeric_suite());
+    srunner_add_suite(sr, faults_scale_suite());
+    srunner_add_suite(sr, size_limits_suite());
     srunner_run_all(sr, CK_NORMAL);
     const int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

@@ -216,4 +216,47 @@ static inline void st_rober_times(double *t)
         t[i] = t[i - 1] * 10.0;
 }
 
+/* ---- Decay lanes and Robertson rates shared by the solver suites --------- */
+
+/* k_b of the decay lanes: 0.1 .. 3.05. */
+static inline double decay_k(int64_t b) { return 0.1 + 0.05 * (double)b; }
+
+/* A decay problem with tolerances rtol, atol. */
+static inline ot_ode *decay_ode(int64_t np, double rtol, double atol)
+{
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 2, np, st_decay_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_rtol(ode, rtol), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_atol(ode, atol), OT_OK, NULL);
+    return ode;
+}
+
+/* Per-lane decay inputs: k [1, nb], y0 [2, nb] = (1 + b % 3, 0.5 + b % 2). */
+static inline void decay_inputs(double *k, double *y0, int64_t nb)
+{
+    for (int64_t b = 0; b < nb; b++) {
+        k[b] = decay_k(b);
+        y0[2 * b] = 1.0 + (double)(b % 3);
+        y0[2 * b + 1] = 0.5 + (double)(b % 2);
+    }
+}
+
+/* Rates of lane b: the reference ones varied by up to +-10 %. */
+static inline void rober_rates(double *p, int64_t nb)
+{
+    for (int64_t b = 0; b < nb; b++)
+        for (int j = 0; j < 3; j++)
+            p[3 * b + j] = ST_ROBER_K[j] * (1.0 + 0.1 * sin(1.0 + 0.37 * (double)b + j));
+}
+
+/* o = 3 y. */
+static inline int triple_out(double t, ot_view y, ot_view p, ot_view_mut o, void *u)
+{
+    (void)t, (void)p, (void)u;
+    for (int64_t b = 0; b < ST_LANES(y); b++)
+        for (int64_t r = 0; r < y.layout.shape[0]; r++)
+            ot_view_mut_col_f64(o, b, 0)[r] = 3.0 * ot_view_col_f64(y, b, 0)[r];
+    return 0;
+}
+
 #endif

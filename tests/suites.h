@@ -10,9 +10,13 @@
 Suite *tensor_suite(void);
 Suite *dlpack_suite(void);
 Suite *solve_suite(void);
+Suite *sens_roots_suite(void);
 Suite *solve_faults_suite(void);
 Suite *lockstep_suite(void);
 Suite *concurrency_suite(void);
+Suite *faults_numeric_suite(void);
+Suite *faults_scale_suite(void);
+Suite *size_limits_suite(void);
 
 /* Whether this thread's last message contains needle (NULL: no demand). */
 static inline int ot_test_msg_has(const char *needle)

@@ -44,7 +44,11 @@ typedef struct ot_lane_stats {
  * with ot_solution_free(); on any other status *out is untouched.
  * @return OT_OK; OT_ERR_LANES_FAILED when some lanes failed (read them with
  * ot_solution_lane_status); or an input error (OT_ERR_ARG, OT_ERR_SHAPE,
- * OT_ERR_VALUE, OT_ERR_DEVICE, ...), OT_ERR_OVERFLOW, OT_ERR_NOMEM. */
+ * OT_ERR_VALUE, OT_ERR_DEVICE, ...); OT_ERR_OVERFLOW when the bytes the
+ * solve needs overflow int64, OT_ERR_NOMEM when they exceed the physical
+ * memory (or a lower RLIMIT_AS / RLIMIT_DATA): both found from the shapes
+ * before anything is allocated or any value read, the message naming the
+ * arrays and their sizes; OT_ERR_NOMEM also when an allocation fails. */
 OT_API int ot_solve_dense(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
                           ot_solution **out);
 

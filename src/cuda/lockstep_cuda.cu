@@ -10,6 +10,7 @@
 #include "../cuda_backend.h"
 #include "../error.h"
 #include "../layout.h"
+#include "../nv_clone.h"
 #include "../output.h"
 #include "../tensor_impl.h"
 #include "cuda_impl.h"
@@ -113,7 +114,7 @@ int initial_state(ot__lockstep *L)
 int make_atol(ot__lockstep *L)
 {
     const size_t count = (size_t)(L->n * L->nb);
-    L->atolv = N_VClone(L->y);
+    L->atolv = ot__nv_clone(L->y);
     double *host = (double *)malloc(count * sizeof *host);
     if (L->atolv == NULL || host == NULL) {
         free(host);

@@ -1,6 +1,7 @@
 /* Fuzz target: solve-argument validation with arbitrary shapes, dtypes and
- * values on a tiny model (decay, dy_i/dt = -(i+1) p0 y_i), lanes mode, at
- * most a few lanes and times and few steps so each input runs quickly.
+ * values on a tiny model (decay, dy_i/dt = -(i+1) p0 y_i), in lanes or
+ * lockstep mode, at most a few lanes and times and few steps so each input
+ * runs quickly.
  * Whatever the request, the result is a status with a message: a solution
  * only on OT_OK / OT_ERR_LANES_FAILED, with its promised shape. */
 #include "fuzz_common.h"
@@ -63,6 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ot_ode_set_threads(ode, 1 + (f >> 4) % 2);
     ot_ode_set_max_steps(ode, 50);
     ot_ode_set_method(ode, (f & 64) ? OT_ADAMS : OT_BDF);
+    ot_ode_set_mode(ode, (f & 128) ? OT_LOCKSTEP : OT_LANES);
     double r;
     uint64_t b = fz_u64(&in, 8);
     memcpy(&r, &b, sizeof r);
