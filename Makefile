@@ -12,6 +12,8 @@
 #   make bench-lockstep   lockstep vs lanes mode on the CPU
 #   make million          1,000,000 Robertson lanes per mode: time, peak RSS, bytes per lane
 #   make bench-wasm       WebAssembly vs native, JS vs C callbacks, odex (npm)
+#   make mpi              the MPI layer, its tests, example and benchmark (mk/mpi.mk)
+#   make bench-mpi        MPI strong scaling, imbalance, messages, 64-node projection
 #   make install PREFIX=/usr DESTDIR=/tmp/stage
 
 PREFIX  ?= /usr/local
@@ -226,7 +228,9 @@ uninstall:
 FORMAT_FILES = $(wildcard include/*.h include/odetensor/*.h src/*.c src/*.h tests/*.c examples/*.c \
                           src/cuda/*.cu src/cuda/*.h tests/cuda/* examples/cuda/* \
                           bench/*.c bench/wasm/*.c tests/fuzz/*.c tests/fuzz/*.h tests/inject/*.c \
-                          bench/robertson.h bindings/wasm/src/*.c bindings/wasm/test/*.c)
+                          bench/robertson.h bindings/wasm/src/*.c bindings/wasm/test/*.c \
+                          include/odetensor_mpi.h src/mpi/*.c src/mpi/*.h tests/mpi/*.c \
+                          examples/mpi/*.c bench/mpi/*.c)
 
 lint:
 	@sh scripts/deps.sh lint
@@ -251,6 +255,7 @@ CHECK_LIST += test-million
 endif
 include mk/inject.mk
 include mk/bench-wasm.mk
+include mk/mpi.mk
 
 # Keep objects make would treat as intermediate (examples).
 .SECONDARY:

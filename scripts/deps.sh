@@ -5,7 +5,7 @@
 set -eu
 
 # Usage: scripts/deps.sh [group...]; groups: build (default), check, lint, cuda, bench, wasm, npm, browser,
-# valgrind, tsan, fuzz.
+# valgrind, tsan, fuzz, mpi.
 groups=${*:-build}
 pkgs=""
 for g in $groups; do
@@ -23,6 +23,8 @@ for g in $groups; do
         valgrind) pkgs="$pkgs valgrind" ;;
         tsan)  pkgs="$pkgs clang libclang-rt-14-dev" ;;
         fuzz)  pkgs="$pkgs clang-14 libclang-rt-14-dev" ;;
+        # Debian's Open MPI for the MPI layer (mk/mpi.mk): mpicc's flags, mpirun.
+        mpi)   pkgs="$pkgs libopenmpi-dev openmpi-bin" ;;
         # npm for make bench-wasm (odex); only asked for when no npm is on PATH
         # (a nodejs from elsewhere, e.g. NodeSource, brings its own npm).
         npm)   pkgs="$pkgs npm" ;;
@@ -30,7 +32,7 @@ for g in $groups; do
         # (from npm, pinned by bindings/wasm/package-lock.json); Liberation
         # fonts so the page's text renders on a bare machine.
         browser) pkgs="$pkgs chromium fonts-liberation" ;;
-        *) echo "deps.sh: unknown group '$g' (known: build check lint cuda bench wasm npm browser valgrind tsan fuzz)" >&2; exit 2 ;;
+        *) echo "deps.sh: unknown group '$g' (known: build check lint cuda bench wasm npm browser valgrind tsan fuzz mpi)" >&2; exit 2 ;;
     esac
 done
 

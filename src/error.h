@@ -15,8 +15,9 @@ extern "C" {
 #endif
 
 /* Formats this thread's last error message and returns status, so a check
- * reads `return ot__fail(OT_ERR_ARG, "y0: ...", ...);`. */
-int ot__fail(int status, const char *fmt, ...) OT_PRINTF_(2, 3);
+ * reads `return ot__fail(OT_ERR_ARG, "y0: ...", ...);`. Exported (OT_API) only
+ * so that libodetensor_mpi.so sets the same thread-local message. */
+OT_API int ot__fail(int status, const char *fmt, ...) OT_PRINTF_(2, 3);
 
 #ifdef __cplusplus
 }

@@ -23,15 +23,19 @@ struct ot_solution {
     ot_lane_stats *stats;
 };
 
-/* A solution with per-lane arrays for nbatch lanes and room for nsens
+/* These two are exported (OT_API) for libodetensor_mpi.so, which assembles
+ * solutions from lanes solved on other ranks.
+ * A solution with per-lane arrays for nbatch lanes and room for nsens
  * sensitivity tensors, every lane OT_OK, no root; tensors NULL. The root
  * arrays exist only with_roots (NULL otherwise: no lane can have one).
  * Ownership: *out is the caller's (ot_solution_free). */
-int ot__solution_new(ot_solution **out, int64_t nbatch, int64_t nsens, int with_roots);
+OT_API int ot__solution_new(ot_solution **out, int64_t nbatch, int64_t nsens,
+                            int with_roots);
 
 /* Stores lane b's failure: status and a copy of msg (truncated to 255 chars;
  * an allocation failure keeps the status with an empty message). */
-void ot__solution_fail_lane(ot_solution *sol, int64_t b, int status, const char *msg);
+OT_API void ot__solution_fail_lane(ot_solution *sol, int64_t b, int status,
+                                   const char *msg);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,329 @@
+/* The argument check of an MPI solve: each rank checks what it was given,
+ * one Allgather shares a record per rank, and every rank runs the same
+ * comparison over the records, so all reach the same verdict before any lane
+ * data moves. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_impl.h"
+
+/* What one rank was given, as the others need to compare it. */
+typedef struct {
+    int64_t status; /* of the local checks; msg holds their message */
+    int64_t input, output, root, balance, block, sens;
+    int64_t n, np, rows, nt, mode, out_dtype;
+    int64_t has_y0, nlocal;
+    uint64_t t_hash, opt_hash;
+    char msg[256];
+} check_rec;
+
+static uint64_t fnv(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ p[i]) * UINT64_C(0x100000001b3);
+    return h;
+}
+
+/* Everything in the problem that can change a lane's result. The callbacks
+ * are compared by presence only: their addresses differ between processes. */
+static uint64_t options_hash(const struct ot_ode *o)
+{
+    const int64_t ints[] = {o->nout,         o->nroots,       o->method,
+                            o->mode,         o->max_steps,    o->max_steps_set,
+                            o->jac != NULL,  o->init != NULL, o->out != NULL,
+                            o->root != NULL, o->device.type,  o->device.id};
+    const double dbl[] = {o->rtol, o->atol,      o->t0,       o->h0,
+                          o->hmax, o->sens_rtol, o->sens_atol};
+    uint64_t h = fnv(UINT64_C(0xcbf29ce484222325), ints, sizeof ints);
+    h = fnv(h, dbl, sizeof dbl);
+    if (o->atol_vec)
+        h = fnv(h, o->atol_vec, (size_t)o->n * sizeof *o->atol_vec);
+    return h;
+}
+
+/* t_eval as an owned f64 copy, checked as the one-process solve checks it. */
+static int check_times(ot__mpi *m, ot_view t_eval, double t0)
+{
+    if (ot_view_is_absent(t_eval))
+        return ot__fail(OT_ERR_ARG, "t_eval: absent; give the output times");
+    if (t_eval.layout.ndim != 1 || t_eval.layout.shape[0] < 1)
+        return ot__fail(OT_ERR_SHAPE, "t_eval: needs shape [nt] with nt >= 1 (ndim %d)",
+                        (int)t_eval.layout.ndim);
+    if (t_eval.layout.device.type != OT_CPU)
+        return ot__fail(OT_ERR_DEVICE, "t_eval: must be in host memory");
+    const int64_t nt = t_eval.layout.shape[0];
+    m->t = malloc((size_t)nt * sizeof *m->t);
+    if (m->t == NULL)
+        return ot__fail(OT_ERR_NOMEM, "t_eval: cannot copy %lld times", (long long)nt);
+    for (int64_t i = 0; i < nt; i++)
+        ot_view_get(t_eval, i, 0, 0, &m->t[i]);
+    m->nt = nt;
+    for (int64_t i = 0; i < nt; i++) {
+        if (!isfinite(m->t[i]))
+            return ot__fail(OT_ERR_VALUE,
+                            "t_eval: t_eval[%lld] is %g; times must be finite",
+                            (long long)i, m->t[i]);
+        if (i > 0 && !(m->t[i] > m->t[i - 1]))
+            return ot__fail(OT_ERR_VALUE,
+                            "t_eval: t_eval[%lld] = %g is not after t_eval[%lld] = %g; "
+                            "times must increase strictly",
+                            (long long)i, m->t[i], (long long)i - 1, m->t[i - 1]);
+    }
+    if (m->t[0] < t0)
+        return ot__fail(OT_ERR_VALUE, "t_eval: t_eval[0] = %g is before t0 = %g", m->t[0],
+                        t0);
+    return OT_OK;
+}
+
+static int64_t lanes_of(ot_view v)
+{
+    return !ot_view_is_absent(v) && v.layout.ndim == 2 ? v.layout.shape[1] : 1;
+}
+
+static int check_input(ot_view v, int64_t rows, int64_t nlocal, const char *name)
+{
+    if (v.layout.device.type != OT_CPU)
+        return ot__fail(OT_ERR_DEVICE, "%s: must be in host memory for an MPI solve",
+                        name);
+    return ot_view_check_lanes(v, rows, nlocal, name);
+}
+
+/* y0 and params of this rank: shapes and the lane count (values are checked
+ * while they are packed). */
+static int check_lanes(const struct ot_ode *o, ot_view y0, ot_view params, check_rec *r)
+{
+    r->has_y0 = !ot_view_is_absent(y0);
+    if (!r->has_y0 && o->init == NULL)
+        return ot__fail(OT_ERR_ARG, "y0: absent, and the problem has no init callback");
+    if (ot_view_is_absent(params) && o->np > 0)
+        return ot__fail(OT_ERR_ARG, "params: absent, but the problem has %lld parameters",
+                        (long long)o->np);
+    if (!r->has_y0 && o->np == 0)
+        return ot__fail(OT_ERR_ARG, "y0: absent, and the problem has no parameters: "
+                                    "nothing tells the lanes apart; pass y0");
+    const int64_t ly = r->has_y0 ? lanes_of(y0) : 1, lp = lanes_of(params);
+    /* As in one process, but a rank may hold no lane at all: [n, 0]. */
+    r->nlocal = ly == 0 || lp == 0 ? 0 : ly > 1 ? ly : lp;
+    if (r->nlocal == 0 && r->input == OT_MPI_INPUT_ROOT)
+        return ot__fail(OT_ERR_SHAPE, "%s: has 0 lanes; a batch needs at least one lane",
+                        ly == 0 ? "y0" : "params");
+    int st = OT_OK;
+    if (r->has_y0)
+        st = check_input(y0, o->n, r->nlocal, "y0");
+    if (st == OT_OK && !ot_view_is_absent(params))
+        st = check_input(params, o->np, r->nlocal, "params");
+    return st;
+}
+
+static int check_options(const ot__mpi *m, const ot_mpi_options *o)
+{
+    if (o->input != OT_MPI_INPUT_LOCAL && o->input != OT_MPI_INPUT_ROOT)
+        return ot__fail(OT_ERR_ARG, "opts: input is %d; use OT_MPI_INPUT_LOCAL or _ROOT",
+                        o->input);
+    if (o->output != OT_MPI_OUTPUT_DISTRIBUTED && o->output != OT_MPI_OUTPUT_GATHER)
+        return ot__fail(OT_ERR_ARG,
+                        "opts: output is %d; use OT_MPI_OUTPUT_DISTRIBUTED or _GATHER",
+                        o->output);
+    if (o->balance != OT_MPI_DYNAMIC && o->balance != OT_MPI_STATIC)
+        return ot__fail(OT_ERR_ARG, "opts: balance is %d; use OT_MPI_DYNAMIC or _STATIC",
+                        o->balance);
+    if (o->root < 0 || o->root >= m->size)
+        return ot__fail(OT_ERR_ARG, "opts: root is %d; the communicator has ranks 0..%d",
+                        o->root, m->size - 1);
+    if (o->block < 0)
+        return ot__fail(OT_ERR_VALUE, "opts: block is %lld; must be >= 0",
+                        (long long)o->block);
+    return OT_OK;
+}
+
+/* This rank's record; a failure is kept in it, not returned. */
+static void check_local(ot__mpi *m, const ot_ode *ode, ot_view y0, ot_view params,
+                        ot_view t_eval, const ot_mpi_options *opts, ot_solution **out,
+                        check_rec *r)
+{
+    r->input = opts->input;
+    r->output = opts->output;
+    r->root = opts->root;
+    r->balance = opts->balance;
+    r->block = opts->block;
+    r->sens = m->sens;
+    int st = check_options(m, opts);
+    if (st == OT_OK && out == NULL)
+        st = ot__fail(OT_ERR_ARG, "out: NULL");
+    if (st == OT_OK && ode == NULL)
+        st = ot__fail(OT_ERR_ARG, "ode: NULL");
+    if (st == OT_OK) {
+        m->ode = *ode;
+        r->n = ode->n;
+        r->np = ode->np;
+        r->rows = ode->out ? ode->nout : ode->n;
+        r->mode = ode->mode;
+        r->out_dtype = ode->out_dtype;
+        r->opt_hash = options_hash(ode);
+        if (ode->device.type == OT_CUDA && ode->outputs_on_device)
+            st = ot__fail(OT_ERR_DEVICE, "ode: outputs kept on the device cannot travel "
+                                         "between ranks; keep them on the host");
+        else if (m->sens && ode->np == 0)
+            st = ot__fail(OT_ERR_ARG, "params: sensitivities need nparams >= 1");
+    }
+    if (st == OT_OK)
+        st = check_times(m, t_eval, ode->t0);
+    if (st == OT_OK) {
+        r->nt = m->nt;
+        r->t_hash = fnv(UINT64_C(0xcbf29ce484222325), m->t, (size_t)m->nt * sizeof *m->t);
+    }
+    if (st == OT_OK && (opts->input == OT_MPI_INPUT_LOCAL || m->rank == opts->root))
+        st = check_lanes(&m->ode, y0, params, r);
+    r->status = st;
+    if (st != OT_OK)
+        snprintf(r->msg, sizeof r->msg, "%s (rank %d)", ot_last_error(), m->rank);
+}
+
+/* Field f of rank r against rank 0: the first difference fails the call. */
+#define OT_MPI_SAME_(f, what)                                                            \
+    if (rec[r].f != rec[0].f)                                                            \
+    return ot__fail(OT_ERR_ARG,                                                          \
+                    "%s: rank %d has %lld, rank 0 has %lld; every rank "                 \
+                    "must pass the same",                                                \
+                    what, r, (long long)rec[r].f, (long long)rec[0].f)
+
+/* The verdict over all records: the same on every rank. */
+static int compare(const check_rec *rec, int size)
+{
+    for (int r = 0; r < size; r++)
+        if (rec[r].status != OT_OK)
+            return ot__fail((int)rec[r].status, "%s", rec[r].msg);
+    for (int r = 1; r < size; r++) {
+        OT_MPI_SAME_(input, "opts.input");
+        OT_MPI_SAME_(output, "opts.output");
+        OT_MPI_SAME_(root, "opts.root");
+        OT_MPI_SAME_(balance, "opts.balance");
+        OT_MPI_SAME_(block, "opts.block");
+        OT_MPI_SAME_(sens, "entry point (1: ot_mpi_solve_fwd_sens)");
+        OT_MPI_SAME_(n, "ode: nstates");
+        OT_MPI_SAME_(np, "ode: nparams");
+        OT_MPI_SAME_(rows, "ode: output rows (nout, or nstates)");
+        OT_MPI_SAME_(mode, "ode: mode");
+        OT_MPI_SAME_(out_dtype, "ode: output dtype");
+        if (rec[r].opt_hash != rec[0].opt_hash)
+            return ot__fail(OT_ERR_ARG,
+                            "ode: rank %d's options (method, tolerances, t0, steps, "
+                            "callbacks set) differ from rank 0's; build the problem "
+                            "the same way on every rank",
+                            r);
+        OT_MPI_SAME_(nt, "t_eval: nt");
+        if (rec[r].t_hash != rec[0].t_hash)
+            return ot__fail(OT_ERR_VALUE,
+                            "t_eval: rank %d's values differ from rank 0's; every rank "
+                            "must pass the same times",
+                            r);
+    }
+    if (rec[0].input == OT_MPI_INPUT_LOCAL) {
+        int64_t total = 0;
+        for (int r = 0; r < size; r++) {
+            OT_MPI_SAME_(has_y0, "y0 (1: given, 0: absent, init computes it)");
+            total += rec[r].nlocal;
+        }
+        if (total == 0)
+            return ot__fail(OT_ERR_SHAPE, "y0, params: 0 lanes on every rank; a batch "
+                                          "needs at least one lane");
+    }
+    return OT_OK;
+}
+#undef OT_MPI_SAME_
+
+/* 2048 lanes at most, so the per-call cost of a block stays small against
+ * its lanes; about 32 blocks per rank so that the dealing can even out the
+ * ranks' loads. */
+static int64_t auto_block(const ot__mpi *m)
+{
+    if (m->ode.mode == OT_LOCKSTEP)
+        return OT_MPI_LOCKSTEP_BLOCK;
+    const int64_t want = 32 * (int64_t)m->size;
+    int64_t b = (m->nbatch + want - 1) / want;
+    return b < 1 ? 1 : b > 2048 ? 2048 : b;
+}
+
+/* Sizes, owners and blocks from the agreed records. */
+static int plan(ot__mpi *m, const check_rec *rec)
+{
+    const check_rec *root = &rec[rec[0].root];
+    m->opt.input = (int)rec[0].input;
+    m->opt.output = (int)rec[0].output;
+    m->opt.root = (int)rec[0].root;
+    m->opt.balance = (int)rec[0].balance;
+    m->n = rec[0].n;
+    m->np = rec[0].np;
+    m->rows = rec[0].rows;
+    m->nsens = m->sens ? m->np : 0;
+    m->has_y0 = (int)root->has_y0;
+    m->has_roots = m->ode.nroots > 0;
+    m->isz = m->ode.out_dtype == OT_F32 ? sizeof(float) : sizeof(double);
+    m->in_w = (m->has_y0 ? m->n : 0) + m->np;
+    m->off = calloc((size_t)m->size + 1, sizeof *m->off);
+    m->passed = calloc((size_t)m->size, sizeof *m->passed);
+    if (m->off == NULL || m->passed == NULL)
+        return ot__fail(OT_ERR_NOMEM, "plan: cannot allocate on rank %d", m->rank);
+    for (int r = 0; r < m->size; r++)
+        m->passed[r] = m->opt.input == OT_MPI_INPUT_LOCAL ? rec[r].nlocal
+                       : r == m->opt.root                 ? root->nlocal
+                                                          : 0;
+    m->nbatch = 0;
+    for (int r = 0; r < m->size; r++)
+        m->nbatch += m->passed[r];
+    for (int r = 0; r < m->size; r++)
+        m->off[r + 1] = m->opt.input == OT_MPI_INPUT_LOCAL
+                            ? m->off[r] + m->passed[r]
+                            : m->nbatch * (r + 1) / m->size;
+    /* Every byte count below (inputs, lane records) fits int64_t. */
+    const int64_t per_lane = 8 * (m->in_w + (1 + m->nsens) * m->rows * m->nt) + 512;
+    if (m->rows * m->nt > INT64_MAX / 64 / (1 + m->nsens) ||
+        m->nbatch > INT64_MAX / per_lane)
+        return ot__fail(OT_ERR_OVERFLOW, "y0, params: %lld lanes of %lld bytes overflow",
+                        (long long)m->nbatch, (long long)per_lane);
+    m->block = rec[0].block > 0 ? rec[0].block : auto_block(m);
+    if (m->block > m->nbatch)
+        m->block = m->nbatch;
+    /* A block's inputs travel in one message of int-counted doubles. */
+    if (m->in_w > 0 && m->block > (int64_t)(INT32_MAX / m->in_w))
+        return ot__fail(OT_ERR_OVERFLOW,
+                        "opts: block of %lld lanes needs more than 2^31 doubles of "
+                        "inputs per message; use a smaller block",
+                        (long long)m->block);
+    m->nblocks = (m->nbatch + m->block - 1) / m->block;
+    m->opt.block = m->block;
+    return OT_OK;
+}
+
+int ot__mpi_check(ot__mpi *m, const ot_ode *ode, ot_view y0, ot_view params,
+                  ot_view t_eval, const ot_mpi_options *opts, ot_solution **out)
+{
+    check_rec *rec = calloc((size_t)m->size, sizeof *rec);
+    check_rec mine;
+    memset(&mine, 0, sizeof mine);
+    check_local(m, ode, y0, params, t_eval, opts, out, &mine);
+    /* Out of memory for the records is the one local failure that cannot
+     * ride in them; every rank still joins the Allgather with its buffer. */
+    int nomem = rec == NULL, any_nomem = 0;
+    int rc = MPI_Allreduce(&nomem, &any_nomem, 1, MPI_INT, MPI_MAX, m->comm);
+    if (rc != MPI_SUCCESS) {
+        free(rec);
+        return ot__mpi_err(m, rc, "MPI_Allreduce (checking arguments)");
+    }
+    if (any_nomem) {
+        free(rec);
+        return ot__fail(OT_ERR_NOMEM, "check: cannot allocate the ranks' records");
+    }
+    rc = MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, rec, (int)sizeof mine, MPI_BYTE,
+                       m->comm);
+    int st = ot__mpi_err(m, rc, "MPI_Allgather (checking arguments)");
+    if (st == OT_OK)
+        st = compare(rec, m->size);
+    if (st == OT_OK)
+        st = ot__mpi_agree(m, plan(m, rec));
+    free(rec);
+    return st;
+}

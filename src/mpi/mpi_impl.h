@@ -1,0 +1,87 @@
+/* Private: the state of one MPI solve, shared by the phases in src/mpi/.
+ *
+ * A call runs four phases, each ending in an agreement (ot__mpi_agree) so
+ * that every rank leaves a phase with the same status and no rank waits in a
+ * collective the others skipped:
+ *   check    (mpi_check.c)   local argument checks, one Allgather of a record
+ *                            per rank, the same verdict computed everywhere;
+ *   inputs   (mpi_inputs.c)  each lane's y0 and params packed as f64 into the
+ *                            root's store;
+ *   deal     (mpi_deal.c)    the root deals blocks of lanes; each rank solves
+ *                            its blocks with the core's one-process solver;
+ *   collect  (mpi_collect.c) every solved lane goes to the rank that owns it
+ *                            and lands in an ordinary ot_solution. */
+#ifndef OT_SRC_MPI_IMPL_H
+#define OT_SRC_MPI_IMPL_H
+
+#include "odetensor_mpi.h"
+
+#include "../error.h"
+#include "../ode_impl.h"
+#include "../solution_impl.h"
+
+/* One lane's fixed part on the wire; its message (msg_len bytes, padded to
+ * 8) and its output columns follow it. */
+typedef struct {
+    int64_t lane, status, count, root_index, msg_len;
+    double root_time;
+    ot_lane_stats stats;
+} ot__mpi_lane_head;
+
+typedef struct {
+    MPI_Comm comm; /* our duplicate, MPI_ERRORS_RETURN */
+    int rank, size;
+    ot_mpi_options opt;
+    struct ot_ode ode; /* the caller's problem, shallow copy: progress replaced */
+    int sens;          /* ot_mpi_solve_fwd_sens */
+    int64_t n, np, rows, nt, nsens, nbatch, block, nblocks;
+    int has_y0, has_roots;
+    size_t isz;      /* bytes per output element */
+    int64_t in_w;    /* doubles per lane in the input store: y0 (n) then params */
+    int64_t *off;    /* [size + 1] the lanes each rank owns: [off[r], off[r+1]) */
+    int64_t *passed; /* [size] lanes each rank passed (LOCAL style) */
+    double *t;       /* [nt] t_eval as f64, owned */
+    double *store;   /* root: [in_w, nbatch] inputs, owned; NULL elsewhere */
+    /* Blocks this rank solved and their one-process solutions, owned. */
+    int64_t nsolved, cap_solved;
+    int64_t *blk;
+    ot_solution **blk_sol;
+    int hard;             /* first failure of a block solve on this rank */
+    char hard_msg[256];   /* its message */
+    int poll_in_progress; /* root answers requests after each lane it solves */
+    ot_mpi_info info;
+} ot__mpi;
+
+/* OT_OK, or OT_ERR_MPI with a message naming the call, MPI's reason and the
+ * rank, for an MPI return code. */
+int ot__mpi_err(const ot__mpi *m, int rc, const char *call);
+
+/* Collective: the status of the lowest rank whose st is not OT_OK, with
+ * that rank's ot_last_error message, on every rank; OT_OK when none failed. */
+int ot__mpi_agree(ot__mpi *m, int st);
+
+/* Collective: checks and compares every rank's arguments and fills the sizes,
+ * m->t, m->off and m->passed. Same status on every rank. */
+int ot__mpi_check(ot__mpi *m, const ot_ode *ode, ot_view y0, ot_view params,
+                  ot_view t_eval, const ot_mpi_options *opts, ot_solution **out);
+
+/* Collective: fills the root's input store from the LOCAL slices or the
+ * ROOT's batch, checking that the values are finite. */
+int ot__mpi_inputs(ot__mpi *m, ot_view y0, ot_view params);
+
+/* Collective: deals and solves every block. A failure to solve a block is
+ * kept in m->hard and the dealing goes on, so no rank is left waiting;
+ * the caller agrees on it afterwards. @return OT_OK or OT_ERR_MPI. */
+int ot__mpi_deal(ot__mpi *m);
+
+/* Collective: moves the solved lanes to their owners and builds this rank's
+ * solution (*out: the caller's; NULL on non-root ranks when gathering). */
+int ot__mpi_collect(ot__mpi *m, ot_solution **out);
+
+/* Collective: sends bytes[d] bytes of send[d] to each rank d and receives
+ * rbytes[s] bytes into recv[s] from each rank s, in chunks MPI's int counts
+ * can hold. Either array may hold NULL / 0 entries. */
+int ot__mpi_move(ot__mpi *m, char *const *send, const int64_t *bytes, char *const *recv,
+                 const int64_t *rbytes);
+
+#endif
