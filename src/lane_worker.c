@@ -96,12 +96,14 @@ static int first_nonfinite(const double *v, int64_t n)
     return -1;
 }
 
-/* Maps a user return code: < 0 stops the lane, > 0 asks CVODE to retry. */
-static int user_rc(ot__worker *w, const char *cb, int rc, double t)
+/* Maps a user return code: < 0 stops the lane, > 0 asks CVODE to retry
+ * where it can (CVODE has no recoverable root failure: any nonzero stops). */
+static int user_rc(ot__worker *w, const char *cb, int rc, double t, int can_retry)
 {
-    char fmt[96];
-    snprintf(fmt, sizeof fmt, "%s returned %d at t = %%g%%.0lld", cb, rc);
-    return note(w, rc < 0 ? -1 : 1, fmt, t, 0);
+    char fmt[128];
+    snprintf(fmt, sizeof fmt, "%s returned %d%s at t = %%g%%.0lld", cb, rc,
+             rc > 0 && !can_retry ? " (a root function cannot ask for a retry)" : "");
+    return note(w, rc < 0 || !can_retry ? -1 : 1, fmt, t, 0);
 }
 
 static int rhs_wrap(sunrealtype t, N_Vector y, N_Vector ydot, void *ud)
@@ -116,7 +118,7 @@ static int rhs_wrap(sunrealtype t, N_Vector y, N_Vector ydot, void *ud)
     w->dview.layout.data = d;
     int rc = ode->rhs(t, w->yview, w->p, w->dview, ode->user);
     if (rc != 0)
-        return user_rc(w, "rhs", rc, t);
+        return user_rc(w, "rhs", rc, t, 1);
     int bad = first_nonfinite(d, w->n);
     if (bad >= 0)
         return note(w, nan_rc(w), "rhs wrote NaN or Inf at t = %g to dydt[%lld]", t, bad);
@@ -135,7 +137,7 @@ static int jac_wrap(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *u
     int rc = ode->jac(t, ot__cview(N_VGetArrayPointer(y), w->n), w->p,
                       ot__mview(a, w->n, w->n), ode->user);
     if (rc != 0)
-        return user_rc(w, "jac", rc, t);
+        return user_rc(w, "jac", rc, t, 1);
     int bad = first_nonfinite(a, w->n * w->n);
     if (bad >= 0)
         return note(w, nan_rc(w),
@@ -152,9 +154,8 @@ static int root_wrap(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
     const ot_ode *ode = w->plan->ode;
     int rc = ode->root(t, ot__cview(N_VGetArrayPointer(y), w->n), w->p,
                        ot__mview(g, ode->nroots, 1), ode->user);
-    /* CVODE has no recoverable root failure: any nonzero stops the lane. */
     if (rc != 0)
-        return user_rc(w, "root", rc < 0 ? rc : -rc, t);
+        return user_rc(w, "root", rc, t, 0);
     int bad = first_nonfinite(g, ode->nroots);
     if (bad >= 0)
         return note(w, -1, "root wrote NaN or Inf at t = %g to g[%lld]", t, bad);

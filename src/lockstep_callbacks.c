@@ -57,12 +57,14 @@ static int note(ot__lockstep *L, int rc, const char *what, double t)
     return rc;
 }
 
-/* Maps a user return code; < 0 stops the batch, > 0 asks for a retry. */
-static int user_rc(ot__lockstep *L, const char *cb, int rc, double t)
+/* Maps a user return code; < 0 stops the batch, > 0 asks for a retry where
+ * CVODE can retry (not for root functions: any nonzero stops). */
+static int user_rc(ot__lockstep *L, const char *cb, int rc, double t, int can_retry)
 {
-    char what[64];
-    snprintf(what, sizeof what, "%s returned %d", cb, rc);
-    return note(L, rc < 0 ? -1 : 1, what, t);
+    char what[96];
+    snprintf(what, sizeof what, "%s returned %d%s", cb, rc,
+             rc > 0 && !can_retry ? " (a root function cannot ask for a retry)" : "");
+    return note(L, rc < 0 || !can_retry ? -1 : 1, what, t);
 }
 
 /* Finds NaN/Inf in [rows, nb]; names the lane in the message. */
@@ -97,7 +99,7 @@ static int call_rhs(ot__lockstep *L, double t, const double *y, const double *p,
     int rc = ode->rhs(t, ot__ls_view(y, L->n, L->nb), ot__ls_view(p, L->np, L->nb),
                       ot__ls_mut(dydt, L->n, L->nb), ode->user);
     if (rc != 0)
-        return user_rc(L, "rhs", rc, t);
+        return user_rc(L, "rhs", rc, t, 1);
     zero_stopped(L, dydt, L->n);
     return check_finite(L, "rhs", dydt, L->n, t);
 }
@@ -170,7 +172,7 @@ int ot__ls_jac(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *ud, N_
         rc = ode->jac(t, ot__ls_view(N_VGetArrayPointer(y), n, L->nb),
                       ot__ls_view(L->p, L->np, L->nb), jv, ode->user);
         if (rc != 0)
-            return user_rc(L, "jac", rc, t);
+            return user_rc(L, "jac", rc, t, 1);
     } else if ((rc = dq_jac(L, t, y, fy, a, t1, t2)) != 0) {
         return rc;
     }
@@ -189,7 +191,7 @@ int ot__ls_root(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
         ode->root(t, ot__ls_view(N_VGetArrayPointer(y), L->n, L->nb),
                   ot__ls_view(L->p, L->np, L->nb), ot__ls_mut(g, nr, L->nb), ode->user);
     if (rc != 0)
-        return user_rc(L, "root", rc < 0 ? rc : -rc, t);
+        return user_rc(L, "root", rc, t, 0);
     for (int64_t b = 0; b < L->nb; b++)
         if (L->stopped[b]) /* a stopped lane has no more events */
             for (int64_t r = 0; r < nr; r++)

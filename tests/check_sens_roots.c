@@ -375,6 +375,56 @@ START_TEST(roots_stop_sensitivity_solves)
 }
 END_TEST
 
+/* A root function has no recoverable failure: a positive return stops the
+ * lane (lanes mode) or the batch (lockstep) like a negative one, and the
+ * message gives the value it returned. */
+static int root_asks_retry(double t, ot_view y, ot_view p, ot_view_mut g, void *u)
+{
+    (void)u;
+    for (int64_t b = 0; b < ST_LANES(y); b++) {
+        ot_view_mut_col_f64(g, b, 0)[0] = ot_view_col_f64(y, b, 0)[0];
+        ot_view_mut_col_f64(g, b, 0)[1] = t - ot_view_col_f64(p, b, 0)[1];
+    }
+    /* lanes mode: the lane whose clock is 0.35 (lockstep: every call). */
+    return t > 0.2 && (ST_LANES(y) > 1 || ot_view_col_f64(p, 0, 0)[1] < 1.0) ? 7 : 0;
+}
+
+START_TEST(root_positive_return_stops)
+{
+    enum { NT = 11 };
+    double y0[2 * BALL_L], p[2 * BALL_L], t[NT];
+    for (int i = 0; i < NT; i++)
+        t[i] = 0.05 * i;
+    ot_ode *ode = ball_problem(y0, p);
+    ck_assert_status(ot_ode_set_roots(ode, 2, root_asks_retry), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_mode(ode, _i == 0 ? OT_LANES : OT_LOCKSTEP), OT_OK, NULL);
+    ot_solution *sol = NULL;
+    ck_assert_status(ot_solve_dense(ode, st_mat(y0, 2, BALL_L), st_mat(p, 2, BALL_L),
+                                    st_vec(t, NT), &sol),
+                     OT_ERR_LANES_FAILED, NULL);
+    for (int64_t b = 0; b < BALL_L; b++) {
+        const int bad = _i == 1 || b == BALL_CLOCK;
+        ck_assert_int_eq(ot_solution_lane_status(sol, b), bad ? OT_ERR_CALLBACK : OT_OK);
+        if (bad) {
+            const char *m = ot_solution_lane_message(sol, b);
+            ck_assert_msg(strstr(m, "root returned 7 (a root function cannot ask for a "
+                                    "retry)") != NULL,
+                          "lane %d: %s", (int)b, m);
+            ck_assert_int_lt(ot_solution_lane_count(sol, b), NT);
+        } else { /* stops at its floor event only, as without the retry */
+            int idx;
+            const double when = ball_event(b, y0, &idx);
+            int64_t before = 0;
+            while (before < NT && t[before] < when)
+                before++;
+            ck_assert_int_eq(ot_solution_lane_count(sol, b), before);
+        }
+    }
+    ot_solution_free(sol);
+    ot_ode_free(ode);
+}
+END_TEST
+
 static TCase *new_tcase(Suite *s, const char *name)
 {
     TCase *tc = tcase_create(name);
@@ -396,5 +446,6 @@ Suite *sens_roots_suite(void)
     tcase_add_test(tc, roots_dense_stop_lanes);
     tcase_add_test(tc, roots_steps_end_at_event);
     tcase_add_loop_test(tc, roots_stop_sensitivity_solves, 0, 2);
+    tcase_add_loop_test(tc, root_positive_return_stops, 0, 2);
     return s;
 }

@@ -11,8 +11,9 @@
  * write with ot_view_mut_col_f64(dydt, b, 0) (columns are contiguous doubles;
  * the Jacobian's block for lane b starts at ot_view_mut_col_f64(J, 0, b),
  * n x n column-major, and arrives zeroed). Return 0 on success, > 0 for a
- * recoverable failure (the solver retries with a smaller step), < 0 to stop
- * the lane (in lockstep: the batch). NaN or Inf written by a callback counts as
+ * recoverable failure (the solver retries with a smaller step; not for root
+ * functions, where any nonzero stops), < 0 to stop the lane (in lockstep:
+ * the batch). NaN or Inf written by a callback counts as
  * recoverable a few times, then stops the lane. In OT_LANES mode callbacks
  * run on several worker threads at once (one lane per thread), so user data
  * they write must be per-lane or synchronised.

@@ -19,12 +19,13 @@ int note(ot__lockstep *L, int rc, const char *what, double t)
 }
 
 /* A user return code, then any launch error the callback left behind. */
-int after_user(ot__lockstep *L, const char *cb, int rc, double t)
+int after_user(ot__lockstep *L, const char *cb, int rc, double t, bool can_retry = true)
 {
     char what[128];
     if (rc != 0) {
-        snprintf(what, sizeof what, "%s returned %d", cb, rc);
-        return note(L, rc < 0 ? -1 : 1, what, t);
+        snprintf(what, sizeof what, "%s returned %d%s", cb, rc,
+                 rc > 0 && !can_retry ? " (a root function cannot ask for a retry)" : "");
+        return note(L, rc < 0 || !can_retry ? -1 : 1, what, t);
     }
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) {
@@ -144,7 +145,7 @@ int ot__cuda_root(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
     int rc =
         ode->root(t, ot__cuda_view(L, ot__dptr(y), L->n), ot__cuda_view(L, S->p, L->np),
                   ot__cuda_mut(L, S->g, nr), ode->user);
-    if ((rc = after_user(L, "root", rc < 0 ? rc : -rc, t)) != 0)
+    if ((rc = after_user(L, "root", rc, t, false)) != 0)
         return -1;
     if (ot__cuda_check(
             L,
