@@ -4,31 +4,12 @@
  * Usage: lockstep_vs_lanes MODE [nbatch=10000] [reference_lanes=nbatch]
  *   MODE lanes1 | lanes2 | lockstep: prints seconds, steps, peak RSS, and the
  *   largest error of any lane in units of its tolerance (rtol |y| + atol). */
-#include "robertson.h"
+#include "robertson_ot.h"
 
 #include <string.h>
 #include <sys/resource.h>
 
 #include <odetensor.h>
-
-/* One callback for both modes: it loops over the lanes it is given. */
-static int rhs(double t, ot_view y, ot_view p, ot_view_mut d, void *u)
-{
-    (void)t, (void)u;
-    for (int64_t b = 0; b < y.layout.shape[1]; b++)
-        rb_rhs(ot_view_col_f64(y, b, 0), ot_view_col_f64(p, b, 0),
-               ot_view_mut_col_f64(d, b, 0));
-    return 0;
-}
-
-static int jac(double t, ot_view y, ot_view p, ot_view_mut J, void *u)
-{
-    (void)t, (void)u;
-    for (int64_t b = 0; b < y.layout.shape[1]; b++)
-        rb_jac(ot_view_col_f64(y, b, 0), ot_view_col_f64(p, b, 0),
-               ot_view_mut_col_f64(J, 0, b));
-    return 0;
-}
 
 static int solve(ot_mode mode, int threads, double rtol, double atol, int64_t nb,
                  const double *k, const double *t, ot_solution **out)
@@ -41,8 +22,8 @@ static int solve(ot_mode mode, int threads, double rtol, double atol, int64_t nb
     int st = ot_view_make(&yv, y0, OT_F64, cpu, 1, &three, NULL);
     st = st ? st : ot_view_make(&pv, k, OT_F64, cpu, 2, ps, NULL);
     st = st ? st : ot_view_make(&tv, t, OT_F64, cpu, 1, &nt, NULL);
-    st = st ? st : ot_ode_new(&ode, 3, 3, rhs, NULL);
-    st = st ? st : ot_ode_set_jac(ode, jac);
+    st = st ? st : ot_ode_new(&ode, 3, 3, rb_ot_rhs, NULL);
+    st = st ? st : ot_ode_set_jac(ode, rb_ot_jac);
     st = st ? st : ot_ode_set_rtol(ode, rtol);
     st = st ? st : ot_ode_set_atol(ode, atol);
     st = st ? st : ot_ode_set_max_steps(ode, 100000);

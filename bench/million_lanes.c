@@ -20,7 +20,7 @@
  *     on its batch), in lockstep within 20 of its tolerance units
  *     (rtol |y| + atol) of the lone solution, and both within 100 tolerance
  *     units of a reference solved 1e4 times tighter. */
-#include "robertson.h"
+#include "robertson_ot.h"
 
 #include <string.h>
 #include <sys/resource.h>
@@ -34,25 +34,6 @@ uint64_t ot__size_last_estimate(void);
 enum { NT_MAX = 12, NSAMPLE = 16 };
 static int nt_out = 3; /* output times used, 1..NT_MAX */
 static const double RTOL = 1e-4, ATOL[3] = {1e-8, 1e-14, 1e-6};
-
-/* One callback for both modes: it loops over the lanes it is given. */
-static int rhs(double t, ot_view y, ot_view p, ot_view_mut d, void *u)
-{
-    (void)t, (void)u;
-    for (int64_t b = 0; b < y.layout.shape[1]; b++)
-        rb_rhs(ot_view_col_f64(y, b, 0), ot_view_col_f64(p, b, 0),
-               ot_view_mut_col_f64(d, b, 0));
-    return 0;
-}
-
-static int jac(double t, ot_view y, ot_view p, ot_view_mut J, void *u)
-{
-    (void)t, (void)u;
-    for (int64_t b = 0; b < y.layout.shape[1]; b++)
-        rb_jac(ot_view_col_f64(y, b, 0), ot_view_col_f64(p, b, 0),
-               ot_view_mut_col_f64(J, 0, b));
-    return 0;
-}
 
 /* Solves nb lanes with rates k [3, nb] at times t; scale tightens both
  * tolerances. */
@@ -71,8 +52,8 @@ static int solve(ot_mode mode, int threads, double scale, int64_t nb, const doub
     st = st ? st : ot_view_make(&pv, k, OT_F64, cpu, 2, ps, NULL);
     st = st ? st : ot_view_make(&tv, t, OT_F64, cpu, 1, &nt, NULL);
     st = st ? st : ot_view_make(&av, atol, OT_F64, cpu, 1, &three, NULL);
-    st = st ? st : ot_ode_new(&ode, 3, 3, rhs, NULL);
-    st = st ? st : ot_ode_set_jac(ode, jac);
+    st = st ? st : ot_ode_new(&ode, 3, 3, rb_ot_rhs, NULL);
+    st = st ? st : ot_ode_set_jac(ode, rb_ot_jac);
     st = st ? st : ot_ode_set_rtol(ode, RTOL * scale);
     st = st ? st : ot_ode_set_atol_vector(ode, av);
     st = st ? st : ot_ode_set_max_steps(ode, 100000);
