@@ -51,7 +51,8 @@ LIB_SRC := src/error.c src/layout.c src/view.c src/tensor.c src/dlpack.c \
            src/lanes.c src/lockstep.c src/lockstep_cpu.c src/lockstep_callbacks.c src/lockstep_vector.c \
            src/block_dense.c src/cuda_none.c
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
-TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/check_solve.c \
+TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/check_dlpack_import.c \
+            tests/check_solve.c \
             tests/check_sens_roots.c \
             tests/check_solve_faults.c tests/check_lockstep.c tests/check_concurrency.c \
             tests/check_faults_numeric.c tests/check_faults_scale.c tests/check_size_limits.c

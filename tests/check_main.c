@@ -10,6 +10,7 @@ int main(void)
 {
     SRunner *sr = srunner_create(tensor_suite());
     srunner_add_suite(sr, dlpack_suite());
+    srunner_add_suite(sr, dlpack_import_suite());
     srunner_add_suite(sr, solve_suite());
     srunner_add_suite(sr, sens_roots_suite());
     srunner_add_suite(sr, solve_faults_suite());

@@ -9,6 +9,7 @@
 
 Suite *tensor_suite(void);
 Suite *dlpack_suite(void);
+Suite *dlpack_import_suite(void);
 Suite *solve_suite(void);
 Suite *sens_roots_suite(void);
 Suite *solve_faults_suite(void);
