@@ -263,25 +263,16 @@ END_TEST
 
 /* ---- Suite ------------------------------------------------------------------ */
 
-static TCase *new_tcase(Suite *s, const char *name)
-{
-    TCase *tc = tcase_create(name);
-    tcase_add_checked_fixture(tc, reset_counters, NULL);
-    tcase_set_timeout(tc, 10);
-    suite_add_tcase(s, tc);
-    return tc;
-}
-
 Suite *dlpack_suite(void)
 {
     Suite *s = suite_create("dlpack");
-    TCase *tc = new_tcase(s, "abi");
+    TCase *tc = dl_tcase(s, "abi");
     tcase_add_test(tc, abi_sizes_and_offsets);
 
-    tc = new_tcase(s, "export");
+    tc = dl_tcase(s, "export");
     tcase_add_loop_test(tc, export_zero_copy, 0, N(export_cases));
 
-    tc = new_tcase(s, "import");
+    tc = dl_tcase(s, "import");
     tcase_add_loop_test(tc, accepted_views_and_imports, 0, N(accepted));
     tcase_add_test(tc, import_flags_and_minor_version);
     tcase_add_test(tc, null_arguments);

@@ -293,24 +293,15 @@ END_TEST
 
 /* ---- Suite ------------------------------------------------------------------ */
 
-static TCase *new_tcase(Suite *s, const char *name)
-{
-    TCase *tc = tcase_create(name);
-    tcase_add_checked_fixture(tc, reset_counters, NULL);
-    tcase_set_timeout(tc, 10);
-    suite_add_tcase(s, tc);
-    return tc;
-}
-
 Suite *dlpack_import_suite(void)
 {
     Suite *s = suite_create("dlpack_import");
-    TCase *tc = new_tcase(s, "refused");
+    TCase *tc = dl_tcase(s, "refused");
     tcase_add_loop_test(tc, refused_views_and_imports, 0, N(refused));
     tcase_add_loop_test(tc, import_version_mismatch, 0, 2);
     tcase_add_test(tc, cuda_import_is_a_view);
 
-    tc = new_tcase(s, "round trip");
+    tc = dl_tcase(s, "round trip");
     tcase_add_loop_test(tc, round_trip, 0, 5);
     tcase_add_test(tc, round_trip_owned_tensor);
     tcase_add_loop_test(tc, copy_colmajor_from_dlpack, 0, N(copy_cases));

@@ -255,6 +255,32 @@ static double ball_event(int64_t b, const double *y0, int *index)
     return b == BALL_CLOCK ? 0.35 : sqrt(2.0 * y0[2 * b] / GRAV);
 }
 
+/* How many of the output times t[0 .. nt) come before when. */
+static int64_t times_before(const double *t, int64_t nt, double when)
+{
+    int64_t k = 0;
+    while (k < nt && t[k] < when)
+        k++;
+    return k;
+}
+
+/* Asserts that lane b of a solve at times t reported its event (index, and
+ * time within 1e-6 of the exact one) and holds the outputs before it;
+ * returns their count, and the reported time in *when. */
+static int64_t assert_ball_event(const ot_solution *sol, int64_t b, const double *y0,
+                                 const double *t, int64_t nt, double *when)
+{
+    int want_idx, idx;
+    const double want = ball_event(b, y0, &want_idx);
+    ck_assert_status(ot_solution_lane_root(sol, b, &idx, when), OT_OK, NULL);
+    ck_assert_int_eq(idx, want_idx);
+    ck_assert_msg(fabs(*when - want) <= 1e-6, "lane %d root %.12g, exact %.12g", (int)b,
+                  *when, want);
+    const int64_t before = times_before(t, nt, want);
+    ck_assert_int_eq(ot_solution_lane_count(sol, b), before);
+    return before;
+}
+
 START_TEST(roots_dense_stop_lanes)
 {
     enum { NT = 31 };
@@ -267,18 +293,9 @@ START_TEST(roots_dense_stop_lanes)
                                     st_vec(t, NT), &sol),
                      OT_OK, NULL);
     for (int64_t b = 0; b < BALL_L; b++) {
-        int want_idx, idx;
-        const double want = ball_event(b, y0, &want_idx);
-        double when;
-        ck_assert_status(ot_solution_lane_root(sol, b, &idx, &when), OT_OK, NULL);
         ck_assert_int_eq(ot_solution_lane_status(sol, b), OT_OK);
-        ck_assert_int_eq(idx, want_idx);
-        ck_assert_msg(fabs(when - want) <= 1e-6, "lane %d root %.12g, exact %.12g",
-                      (int)b, when, want);
-        int64_t before = 0;
-        while (before < NT && t[before] < want)
-            before++;
-        ck_assert_int_eq(ot_solution_lane_count(sol, b), before);
+        double when;
+        const int64_t before = assert_ball_event(sol, b, y0, t, NT, &when);
         for (int64_t i = 0; i < NT; i++) {
             const double h = st_y(sol, 0, i, b);
             if (i < before)
@@ -346,17 +363,8 @@ START_TEST(roots_stop_sensitivity_solves)
                                        st_vec(t, NT), &sol),
                      OT_OK, NULL);
     for (int64_t b = 0; b < BALL_L; b++) {
-        int want_idx, idx;
-        const double want = ball_event(b, y0, &want_idx);
         double when;
-        ck_assert_status(ot_solution_lane_root(sol, b, &idx, &when), OT_OK, NULL);
-        ck_assert_int_eq(idx, want_idx);
-        ck_assert_msg(fabs(when - want) <= 1e-6, "lane %d root %.12g, exact %.12g",
-                      (int)b, when, want);
-        int64_t before = 0;
-        while (before < NT && t[before] < want)
-            before++;
-        ck_assert_int_eq(ot_solution_lane_count(sol, b), before);
+        const int64_t before = assert_ball_event(sol, b, y0, t, NT, &when);
         for (int64_t i = 0; i < NT; i++) {
             const double dh = st_at(ot_solution_sens(sol, 0), 0, i, b);
             const double dv = st_at(ot_solution_sens(sol, 0), 1, i, b);
@@ -380,11 +388,7 @@ END_TEST
  * message gives the value it returned. */
 static int root_asks_retry(double t, ot_view y, ot_view p, ot_view_mut g, void *u)
 {
-    (void)u;
-    for (int64_t b = 0; b < ST_LANES(y); b++) {
-        ot_view_mut_col_f64(g, b, 0)[0] = ot_view_col_f64(y, b, 0)[0];
-        ot_view_mut_col_f64(g, b, 0)[1] = t - ot_view_col_f64(p, b, 0)[1];
-    }
+    ball_root(t, y, p, g, u);
     /* lanes mode: the lane whose clock is 0.35 (lockstep: every call). */
     return t > 0.2 && (ST_LANES(y) > 1 || ot_view_col_f64(p, 0, 0)[1] < 1.0) ? 7 : 0;
 }
@@ -413,11 +417,8 @@ START_TEST(root_positive_return_stops)
             ck_assert_int_lt(ot_solution_lane_count(sol, b), NT);
         } else { /* stops at its floor event only, as without the retry */
             int idx;
-            const double when = ball_event(b, y0, &idx);
-            int64_t before = 0;
-            while (before < NT && t[before] < when)
-                before++;
-            ck_assert_int_eq(ot_solution_lane_count(sol, b), before);
+            ck_assert_int_eq(ot_solution_lane_count(sol, b),
+                             times_before(t, NT, ball_event(b, y0, &idx)));
         }
     }
     ot_solution_free(sol);
@@ -425,23 +426,15 @@ START_TEST(root_positive_return_stops)
 }
 END_TEST
 
-static TCase *new_tcase(Suite *s, const char *name)
-{
-    TCase *tc = tcase_create(name);
-    tcase_set_timeout(tc, 60);
-    suite_add_tcase(s, tc);
-    return tc;
-}
-
 Suite *sens_roots_suite(void)
 {
     Suite *s = suite_create("sens_roots");
-    TCase *tc = new_tcase(s, "sensitivities");
+    TCase *tc = ot_test_tcase(s, "sensitivities", 60);
     tcase_add_loop_test(tc, sens_decay_analytic, 0, 3);
     tcase_add_test(tc, sens_out_chain_rule);
     tcase_add_test(tc, sens_robertson_vs_finite_differences);
 
-    tc = new_tcase(s, "steps and roots");
+    tc = ot_test_tcase(s, "steps and roots", 60);
     tcase_add_test(tc, steps_decay);
     tcase_add_test(tc, roots_dense_stop_lanes);
     tcase_add_test(tc, roots_steps_end_at_event);

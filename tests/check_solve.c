@@ -649,36 +649,28 @@ START_TEST(take_sens_once)
 }
 END_TEST
 
-static TCase *new_tcase(Suite *s, const char *name)
-{
-    TCase *tc = tcase_create(name);
-    tcase_set_timeout(tc, 60);
-    suite_add_tcase(s, tc);
-    return tc;
-}
-
 Suite *solve_suite(void)
 {
     Suite *s = suite_create("solve");
-    TCase *tc = new_tcase(s, "analytic");
+    TCase *tc = ot_test_tcase(s, "analytic", 60);
     tcase_add_loop_test(tc, decay_bdf_per_lane_rates, 0, 2);
     tcase_add_loop_test(tc, adams_per_lane_rates, 0, 2);
     tcase_add_test(tc, f32_inputs_equal_f64_inputs);
     tcase_add_loop_test(tc, f32_output_is_rounded_f64, 0, 2);
 
-    tc = new_tcase(s, "robertson");
+    tc = ot_test_tcase(s, "robertson", 60);
     tcase_add_test(tc, robertson_reference_counts_and_values);
     tcase_add_loop_test(tc, robertson_equals_raw_cvode, 0, 2);
     tcase_add_loop_test(tc, robertson_lanes_bitwise, 0, 2);
 
-    tc = new_tcase(s, "inputs");
+    tc = ot_test_tcase(s, "inputs", 60);
     tcase_add_loop_test(tc, broadcast_one_lane_inputs, 0, 4);
     tcase_add_test(tc, broadcast_single_lane);
     tcase_add_test(tc, init_equals_given_y0);
     tcase_add_loop_test(tc, out_function_decay, 0, 2);
     tcase_add_test(tc, out_function_robertson_mass);
 
-    tc = new_tcase(s, "ownership");
+    tc = ot_test_tcase(s, "ownership", 60);
     tcase_add_test(tc, take_ys_once_and_export);
     tcase_add_test(tc, take_sens_once);
     return s;

@@ -28,6 +28,14 @@ static inline void reset_counters(void)
 }
 
 /* Release function of the tensors the tests wrap: counts, then frees ctx. */
+/* A test case of the DLPack suites: counters reset before each test. */
+static inline TCase *dl_tcase(Suite *s, const char *name)
+{
+    TCase *tc = ot_test_tcase(s, name, 10);
+    tcase_add_checked_fixture(tc, reset_counters, NULL);
+    return tc;
+}
+
 static inline void count_release(void *ctx)
 {
     g_released++;

@@ -19,6 +19,15 @@ Suite *faults_numeric_suite(void);
 Suite *faults_scale_suite(void);
 Suite *size_limits_suite(void);
 
+/* A test case named name in s, each test limited to timeout seconds. */
+static inline TCase *ot_test_tcase(Suite *s, const char *name, double timeout)
+{
+    TCase *tc = tcase_create(name);
+    tcase_set_timeout(tc, timeout);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
 /* Whether this thread's last message contains needle (NULL: no demand). */
 static inline int ot_test_msg_has(const char *needle)
 {
