@@ -22,6 +22,8 @@
 
 #include <odetensor_mpi.h>
 
+#include "../robertson_ot.h"
+
 enum { NT = 6 };
 static const double T_EVAL[NT] = {1e-5, 1e-3, 1e-1, 10, 1e3, 1e5};
 static int rank, size;
@@ -37,22 +39,6 @@ static int rhs(double t, ot_view y, ot_view p, ot_view_mut dydt, void *user)
         d[2] = k[2] * Y[1] * Y[1];
         d[1] = -d[0] - d[2];
     }
-    return 0;
-}
-
-static int jac(double t, ot_view y, ot_view p, ot_view_mut J, void *user)
-{
-    (void)t, (void)user;
-    const double *Y = ot_view_col_f64(y, 0, 0), *k = ot_view_col_f64(p, 0, 0);
-    double *c0 = ot_view_mut_col_f64(J, 0, 0), *c1 = ot_view_mut_col_f64(J, 1, 0),
-           *c2 = ot_view_mut_col_f64(J, 2, 0);
-    c0[0] = -k[0];
-    c0[1] = k[0];
-    c1[0] = k[1] * Y[2];
-    c1[1] = -k[1] * Y[2] - 2 * k[2] * Y[1];
-    c1[2] = 2 * k[2] * Y[1];
-    c2[0] = k[1] * Y[1];
-    c2[1] = -k[1] * Y[1];
     return 0;
 }
 
@@ -87,7 +73,7 @@ static ot_ode *model(void)
 {
     ot_ode *o = NULL;
     ot_ode_new(&o, 3, 4, rhs, NULL);
-    ot_ode_set_jac(o, jac);
+    ot_ode_set_jac(o, rb_ot_jac); /* reads k[0..2]; k[3] is the repeat count */
     ot_ode_set_threads(o, 1);
     return o;
 }
