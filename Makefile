@@ -10,6 +10,7 @@
 #   make wasm-demo        serve the browser demo on http://127.0.0.1:8123/demo/
 #   make bench            Robertson benchmark vs raw CVODE and SciPy (BENCHMARKS.md)
 #   make bench-lockstep   lockstep vs lanes mode on the CPU
+#   make bench-checksum   one result hash per driver path (refactoring guard)
 #   make million          1,000,000 Robertson lanes per mode: time, peak RSS, bytes per lane
 #   make bench-wasm       WebAssembly vs native, JS vs C callbacks, odex (npm)
 #   make mpi              the MPI layer, its tests, example and benchmark (mk/mpi.mk)
@@ -38,18 +39,23 @@ endif
 
 WARN     := -Wall -Wextra -Wpedantic -Werror
 CFLAGS   ?= $(OPT) -g
-ALL_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(CFLAGS) $(SANFLAGS) -pthread -fPIC -fvisibility=hidden -Iinclude -MMD -MP
+ALL_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(CFLAGS) $(SANFLAGS) -pthread -fPIC -fvisibility=hidden -Iinclude -Isrc -MMD -MP
 SUNDIALS_LIBS := -lsundials_cvodes -lsundials_nvecserial -lsundials_sunmatrixdense \
                  -lsundials_sunlinsoldense -lsundials_sunnonlinsolfixedpoint
 LDLIBS_CORE := $(SUNDIALS_LIBS) -lm -pthread
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
-LIB_SRC := src/error.c src/layout.c src/view.c src/tensor.c src/dlpack.c \
-           src/ode.c src/solution.c src/solve_args.c src/cvode_setup.c src/lane_worker.c \
-           src/lane_solve.c src/size_limits.c src/cv_advance.c \
-           src/lanes.c src/lockstep.c src/lockstep_cpu.c src/lockstep_callbacks.c src/lockstep_vector.c \
-           src/block_dense.c src/cuda_none.c
+LIB_SRC := src/core/error.c \
+           src/tensor/layout.c src/tensor/view.c src/tensor/tensor.c \
+           src/dlpack/dlpack.c \
+           src/ode/ode.c \
+           src/solve/solve.c src/solve/plan.c src/solve/size_limits.c src/solve/solution.c \
+           src/solve/cv_setup.c src/solve/cv_advance.c \
+           src/lanes/worker.c src/lanes/lane.c \
+           src/lockstep/loops.c src/lockstep/cpu.c src/lockstep/callbacks.c \
+           src/lockstep/lane_vector.c src/lockstep/block_dense.c \
+           src/cuda/none.c
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
 TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/check_dlpack_import.c \
             tests/check_solve.c \
@@ -65,7 +71,7 @@ SHARED := $(B)/libodetensor.so
 
 .PHONY: all check demo install uninstall clean lint format help deps deps-check \
         test-c test-headers test-readme test-install test-python test-examples examples bench bench-bin \
-        bench-lockstep million test-million
+        bench-lockstep bench-checksum million test-million
 
 all: $(STATIC) $(SHARED) examples
 
@@ -169,7 +175,7 @@ demo: deps
 # the table that BENCHMARKS.md records; `make bench ROUNDS=9` etc. set the
 # sizes that bench/run.sh reads (see its header).
 BENCH_BIN := $(B)/bench/raw_cvode $(B)/bench/ot_robertson $(B)/bench/interleave \
-             $(B)/bench/lockstep_vs_lanes
+             $(B)/bench/lockstep_vs_lanes $(B)/bench/checksum
 
 bench-bin: $(BENCH_BIN)
 
@@ -198,9 +204,16 @@ bench:
 bench-lockstep: $(B)/bench/lockstep_vs_lanes
 	@for m in lanes1 lanes2 lockstep; do $(B)/bench/lockstep_vs_lanes $$m 10000; done
 
+# A refactoring guard: one hash per driver path (lanes and lockstep; dense,
+# difference quotients, steps, sensitivities, roots, out + f32) over
+# Robertson; a change that must not alter results prints the same lines.
+bench-checksum: $(B)/bench/checksum
+	$(B)/bench/checksum $(CHECKSUM_LANES)
+
 # A million lanes of Robertson (issue 6), each mode in its own process for its
 # peak RSS; each run checks its answers (bench/million_lanes.c). `make check`
 # runs the same on MILLION_CHECK_LANES lanes.
+CHECKSUM_LANES ?= 10000
 MILLION_LANES ?= 1000000
 MILLION_CHECK_LANES ?= 10000
 million: $(B)/bench/million_lanes
@@ -226,11 +239,11 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libodetensor.a $(DESTDIR)$(LIBDIR)/libodetensor.so \
 	      $(DESTDIR)$(LIBDIR)/libodetensor.so.0 $(DESTDIR)$(LIBDIR)/pkgconfig/odetensor.pc
 
-FORMAT_FILES = $(wildcard include/*.h include/odetensor/*.h src/*.c src/*.h tests/*.c examples/*.c \
-                          src/cuda/*.cu src/cuda/*.h tests/cuda/* examples/cuda/* \
+FORMAT_FILES = $(wildcard include/*.h include/odetensor/*.h src/*/*.c src/*/*.h tests/*.c examples/*.c \
+                          src/cuda/*.cu tests/cuda/* examples/cuda/* \
                           bench/*.c bench/wasm/*.c tests/fuzz/*.c tests/fuzz/*.h tests/inject/*.c \
                           bench/robertson.h bench/robertson_ot.h bindings/wasm/src/*.c bindings/wasm/test/*.c \
-                          include/odetensor_mpi.h src/mpi/*.c src/mpi/*.h tests/mpi/*.c \
+                          include/odetensor_mpi.h tests/mpi/*.c \
                           examples/mpi/*.c bench/mpi/*.c)
 
 lint:

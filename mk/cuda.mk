@@ -1,7 +1,7 @@
 # The CUDA backend (included by the Makefile). `make cuda` builds SUNDIALS
 # with NVECTOR_CUDA from Debian's source (cached in build/sundials-cuda), then
 # build/cuda/libodetensor.a: the whole library with src/cuda/ in place of
-# src/cuda_none.c, plus its tests, the GPU example and the GPU benchmark.
+# src/cuda/none.c, plus its tests, the GPU example and the GPU benchmark.
 # No GPU is needed to build; the binaries say "skipped: no CUDA device".
 
 NVCC ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard /usr/local/cuda/bin/nvcc))
@@ -11,10 +11,10 @@ CB := build/cuda
 CUDA_SUN := build/sundials-cuda
 CUDA_STAMP := $(CUDA_SUN)/.built-$(CUDA_ARCH)
 CUDA_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -O2 -g -pthread -fPIC \
-               -fvisibility=hidden -I$(CUDA_SUN)/include -Iinclude -MMD -MP
+               -fvisibility=hidden -I$(CUDA_SUN)/include -Iinclude -Isrc -MMD -MP
 NVFLAGS := -std=c++17 -O2 -g -arch=sm_$(CUDA_ARCH) -Xcompiler -fPIC,-Wall,-Wextra,-Werror \
            -I$(CUDA_SUN)/include -Iinclude -Isrc
-CUDA_CORE := $(filter-out src/cuda_none.c,$(LIB_SRC))
+CUDA_CORE := $(filter-out src/cuda/none.c,$(LIB_SRC))
 CUDA_CU := $(wildcard src/cuda/*.cu)
 CUDA_OBJ := $(CUDA_CORE:%.c=$(CB)/obj/%.o) $(CUDA_CU:%.cu=$(CB)/obj/%.o)
 CUDA_SUN_LIBS := $(addprefix $(CUDA_SUN)/lib/libsundials_,cvodes.a nveccuda.a nvecserial.a \

@@ -8,7 +8,7 @@ INJ := $(B)/inject
 INJ_FLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -O1 -g -pthread -Iinclude -Isrc \
              -DOT_FAULT_INJECT -fsanitize=address,undefined -fno-sanitize-recover=all \
              -fno-omit-frame-pointer -MMD -MP
-INJ_OBJ := $(LIB_SRC:%.c=$(INJ)/obj/%.o) $(INJ)/obj/src/fault_inject.o
+INJ_OBJ := $(LIB_SRC:%.c=$(INJ)/obj/%.o) $(INJ)/obj/src/core/fault_inject.o
 
 .PHONY: test-inject
 

@@ -1,7 +1,7 @@
 # The WebAssembly package (included by the Makefile). `make wasm` installs
 # Debian's emscripten (scripts/deps.sh wasm), builds SUNDIALS for wasm32 from
 # Debian's source (cached in build/sundials-wasm), compiles the core
-# (LIB_SRC, with src/cuda_none.c) and the JS-facing shim with emcc, and links
+# (LIB_SRC, with src/cuda/none.c) and the JS-facing shim with emcc, and links
 # bindings/wasm/dist/odetensor.mjs: one ES module holding the glue and the
 # wasm binary, loaded by bindings/wasm/index.mjs (ESM) and index.cjs (CJS).
 # `make test-wasm` (part of `make check`) runs the Node tests against
@@ -18,7 +18,7 @@ WASM_SUN := build/sundials-wasm
 WASM_STAMP := $(WASM_SUN)/.built
 WASM_PKG := bindings/wasm
 WASM_OUT := $(WASM_PKG)/dist/odetensor.mjs
-WASM_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -O2 -Iinclude -I$(WB)/include \
+WASM_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -O2 -Iinclude -Isrc -I$(WB)/include \
                -I$(WASM_SUN)/include -MMD -MP
 WASM_OBJ := $(LIB_SRC:%.c=$(WB)/obj/%.o) $(WB)/obj/$(WASM_PKG)/src/shim.o
 WASM_SUN_LIBS := $(addprefix $(WASM_SUN)/lib/libsundials_,cvodes.a nvecserial.a \

@@ -5,7 +5,7 @@
 #include <cublas_v2.h>
 #include <stdlib.h>
 
-#include "cuda_impl.h"
+#include "cuda/cuda_impl.h"
 
 namespace
 {

@@ -4,7 +4,7 @@
 #include <cvodes/cvodes.h>
 #include <stdio.h>
 
-#include "cuda_impl.h"
+#include "cuda/cuda_impl.h"
 
 namespace
 {

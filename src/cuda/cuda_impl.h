@@ -8,7 +8,7 @@
 #include <cuda_runtime.h>
 #include <nvector/nvector_cuda.h>
 
-#include "../lockstep_solver.h"
+#include "lockstep/lockstep.h"
 
 /* Device-side state of one lockstep solve, L->dev. Every pointer is device
  * memory owned by the solve (cudaFree in ot__cuda_state_free). */

@@ -4,7 +4,7 @@
 #include <float.h>
 #include <math.h>
 
-#include "cuda_impl.h"
+#include "cuda/cuda_impl.h"
 
 namespace
 {

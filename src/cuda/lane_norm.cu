@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "cuda_impl.h"
+#include "cuda/cuda_impl.h"
 
 namespace
 {

@@ -7,13 +7,13 @@
 #include <string.h>
 #include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
 
-#include "../cuda_backend.h"
-#include "../error.h"
-#include "../layout.h"
-#include "../nv_clone.h"
-#include "../output.h"
-#include "../tensor_impl.h"
-#include "cuda_impl.h"
+#include "cuda/backend.h"
+#include "core/error.h"
+#include "tensor/layout.h"
+#include "solve/nv_clone.h"
+#include "solve/output.h"
+#include "tensor/tensor_impl.h"
+#include "cuda/cuda_impl.h"
 
 /* Test and benchmark hook: use cuBLAS' batched LU instead of the own kernel
  * for solves started on this thread. */

@@ -16,9 +16,9 @@
 
 #include "odetensor_mpi.h"
 
-#include "../error.h"
-#include "../ode_impl.h"
-#include "../solution_impl.h"
+#include "core/error.h"
+#include "ode/ode_impl.h"
+#include "solve/solution_impl.h"
 
 /* One lane's fixed part on the wire; its message (msg_len bytes, padded to
  * 8) and its output columns follow it. */

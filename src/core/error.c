@@ -1,0 +1,56 @@
+/* Status names and the thread-local error message. */
+#include "core/error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static _Thread_local char last_error[512];
+
+const char *ot_status_name(int status)
+{
+    switch (status) {
+#define OT_STATUS_NAME_(name, value, text)                                               \
+    case value:                                                                          \
+        return #name;
+        OT_STATUS_LIST(OT_STATUS_NAME_)
+#undef OT_STATUS_NAME_
+    default:
+        return "OT_UNKNOWN_STATUS";
+    }
+}
+
+const char *ot_status_text(int status)
+{
+    switch (status) {
+#define OT_STATUS_TEXT_(name, value, text)                                               \
+    case value:                                                                          \
+        return text;
+        OT_STATUS_LIST(OT_STATUS_TEXT_)
+#undef OT_STATUS_TEXT_
+    default:
+        return "unknown status";
+    }
+}
+
+const char *ot_last_error(void) { return last_error; }
+
+void ot_clear_error(void) { last_error[0] = '\0'; }
+
+int ot__fail(int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+int ot_version_number(void) { return OT_VERSION_NUMBER; }
+
+#define OT_STR2_(x) #x
+#define OT_STR_(x) OT_STR2_(x)
+const char *ot_version_string(void)
+{
+    return OT_STR_(OT_VERSION_MAJOR) "." OT_STR_(OT_VERSION_MINOR) "." OT_STR_(
+        OT_VERSION_PATCH);
+}

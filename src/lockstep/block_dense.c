@@ -1,0 +1,270 @@
+/* Lockstep: a block-diagonal SUNMatrix (one dense n x n block per lane, laid
+ * out [n, n, nbatch] column-major, the layout of the jac callback's view) and
+ * a direct SUNLinearSolver that LU-factors and solves each block with
+ * SUNDIALS' own dense GETRF/GETRS. */
+#include <stdlib.h>
+#include <string.h>
+#include <sundials/sundials_dense.h>
+
+#include "core/alloc.h"
+#include "lockstep/lockstep_impl.h"
+
+typedef struct {
+    sunindextype n, nbatch;
+    sunrealtype *data; /* n * n * nbatch */
+} block_content;
+
+static block_content *bc(SUNMatrix A) { return (block_content *)A->content; }
+
+static SUNMatrix_ID get_id(SUNMatrix A)
+{
+    (void)A;
+    return SUNMATRIX_CUSTOM;
+}
+
+static void destroy(SUNMatrix A)
+{
+    if (A == NULL)
+        return;
+    if (A->content)
+        free(bc(A)->data);
+    free(A->content);
+    A->content = NULL;
+    SUNMatFreeEmpty(A);
+}
+
+static size_t block_count(SUNMatrix A)
+{
+    return (size_t)(bc(A)->n * bc(A)->n * bc(A)->nbatch);
+}
+
+static int zero(SUNMatrix A)
+{
+    memset(bc(A)->data, 0, block_count(A) * sizeof(sunrealtype));
+    return 0;
+}
+
+static int copy(SUNMatrix A, SUNMatrix B)
+{
+    memcpy(bc(B)->data, bc(A)->data, block_count(A) * sizeof(sunrealtype));
+    return 0;
+}
+
+/* A = c A + I, block by block. */
+static int scale_add_i(sunrealtype c, SUNMatrix A)
+{
+    const sunindextype n = bc(A)->n;
+    sunrealtype *a = bc(A)->data;
+    const size_t total = block_count(A);
+    for (size_t k = 0; k < total; k++)
+        a[k] *= c;
+    for (sunindextype b = 0; b < bc(A)->nbatch; b++)
+        for (sunindextype i = 0; i < n; i++)
+            a[(b * n + i) * n + i] += 1;
+    return 0;
+}
+
+/* A = c A + B. */
+static int scale_add(sunrealtype c, SUNMatrix A, SUNMatrix B)
+{
+    sunrealtype *a = bc(A)->data;
+    const sunrealtype *b = bc(B)->data;
+    const size_t total = block_count(A);
+    for (size_t k = 0; k < total; k++)
+        a[k] = c * a[k] + b[k];
+    return 0;
+}
+
+/* y = A x per block. */
+static int matvec(SUNMatrix A, N_Vector x, N_Vector y)
+{
+    const sunindextype n = bc(A)->n;
+    const sunrealtype *a = bc(A)->data, *xd = N_VGetArrayPointer(x);
+    sunrealtype *yd = N_VGetArrayPointer(y);
+    for (sunindextype b = 0; b < bc(A)->nbatch; b++) {
+        const sunrealtype *blk = a + b * n * n, *xb = xd + b * n;
+        sunrealtype *yb = yd + b * n;
+        for (sunindextype i = 0; i < n; i++)
+            yb[i] = 0;
+        for (sunindextype j = 0; j < n; j++)
+            for (sunindextype i = 0; i < n; i++)
+                yb[i] += blk[j * n + i] * xb[j];
+    }
+    return 0;
+}
+
+static int space(SUNMatrix A, long *lrw, long *liw)
+{
+    *lrw = (long)block_count(A);
+    *liw = 2;
+    return 0;
+}
+
+static SUNMatrix make_matrix(sunindextype n, sunindextype nbatch, SUNContext ctx,
+                             int counted);
+
+/* CVODE clones the matrix through SUNMatClone, which in SUNDIALS 6.4.1
+ * crashes on a NULL clone, so clones allocate outside alloc.h's injection
+ * points (see nv_clone.h). */
+static SUNMatrix clone(SUNMatrix A)
+{
+    return make_matrix(bc(A)->n, bc(A)->nbatch, A->sunctx, 0);
+}
+
+SUNMatrix ot__block_matrix_new(sunindextype n, sunindextype nbatch, SUNContext ctx)
+{
+    return make_matrix(n, nbatch, ctx, 1);
+}
+
+static SUNMatrix make_matrix(sunindextype n, sunindextype nbatch, SUNContext ctx,
+                             int counted)
+{
+    SUNMatrix A = counted ? OT__SUN_NEW(SUNMatNewEmpty(ctx)) : SUNMatNewEmpty(ctx);
+    block_content *c =
+        A ? (counted ? OT__CALLOC(1, sizeof *c) : calloc(1, sizeof *c)) : NULL;
+    if (c == NULL) {
+        SUNMatFreeEmpty(A);
+        return NULL;
+    }
+    A->content = c;
+    c->n = n;
+    c->nbatch = nbatch;
+    const size_t nd = (size_t)(n * n * nbatch);
+    c->data = counted ? OT__CALLOC(nd, sizeof *c->data) : calloc(nd, sizeof *c->data);
+    if (c->data == NULL) {
+        destroy(A);
+        return NULL;
+    }
+    A->ops->getid = get_id;
+    A->ops->clone = clone;
+    A->ops->destroy = destroy;
+    A->ops->zero = zero;
+    A->ops->copy = copy;
+    A->ops->scaleadd = scale_add;
+    A->ops->scaleaddi = scale_add_i;
+    A->ops->matvec = matvec;
+    A->ops->space = space;
+    return A;
+}
+
+sunrealtype *ot__block_matrix_data(SUNMatrix A) { return bc(A)->data; }
+
+/* ---- The block LU solver ------------------------------------------------- */
+
+typedef struct {
+    sunindextype n, nbatch;
+    sunindextype *pivots; /* n * nbatch */
+    sunrealtype **cols;   /* n column pointers, refilled per block */
+    sunindextype last_flag;
+} solver_content;
+
+static solver_content *sc(SUNLinearSolver S) { return (solver_content *)S->content; }
+
+static SUNLinearSolver_Type ls_type(SUNLinearSolver S)
+{
+    (void)S;
+    return SUNLINEARSOLVER_DIRECT;
+}
+
+static SUNLinearSolver_ID ls_id(SUNLinearSolver S)
+{
+    (void)S;
+    return SUNLINEARSOLVER_CUSTOM;
+}
+
+static int ls_initialize(SUNLinearSolver S)
+{
+    sc(S)->last_flag = 0;
+    return 0;
+}
+
+static void point_columns(solver_content *c, sunrealtype *blk)
+{
+    for (sunindextype j = 0; j < c->n; j++)
+        c->cols[j] = blk + j * c->n;
+}
+
+/* Factors every block; a singular block is a recoverable failure (CVODE
+ * retries with a smaller step), as with SUNDIALS' dense solver. */
+static int ls_setup(SUNLinearSolver S, SUNMatrix A)
+{
+    solver_content *c = sc(S);
+    sunrealtype *a = ot__block_matrix_data(A);
+    for (sunindextype b = 0; b < c->nbatch; b++) {
+        point_columns(c, a + b * c->n * c->n);
+        sunindextype f = SUNDlsMat_denseGETRF(c->cols, c->n, c->n, c->pivots + b * c->n);
+        if (f != 0) {
+            c->last_flag = b * c->n + f;
+            return SUNLS_LUFACT_FAIL;
+        }
+    }
+    c->last_flag = 0;
+    return SUNLS_SUCCESS;
+}
+
+static int ls_solve(SUNLinearSolver S, SUNMatrix A, N_Vector x, N_Vector b,
+                    sunrealtype tol)
+{
+    (void)tol;
+    solver_content *c = sc(S);
+    sunrealtype *a = ot__block_matrix_data(A);
+    N_VScale(1.0, b, x);
+    sunrealtype *xd = N_VGetArrayPointer(x);
+    for (sunindextype k = 0; k < c->nbatch; k++) {
+        point_columns(c, a + k * c->n * c->n);
+        SUNDlsMat_denseGETRS(c->cols, c->n, c->pivots + k * c->n, xd + k * c->n);
+    }
+    c->last_flag = 0;
+    return SUNLS_SUCCESS;
+}
+
+static sunindextype ls_last_flag(SUNLinearSolver S) { return sc(S)->last_flag; }
+
+static int ls_space(SUNLinearSolver S, long *lrw, long *liw)
+{
+    *lrw = 0;
+    *liw = (long)(sc(S)->n * sc(S)->nbatch);
+    return 0;
+}
+
+static int ls_free(SUNLinearSolver S)
+{
+    if (S == NULL)
+        return 0;
+    if (S->content) {
+        free(sc(S)->pivots);
+        free(sc(S)->cols);
+        free(S->content);
+        S->content = NULL;
+    }
+    SUNLinSolFreeEmpty(S);
+    return 0;
+}
+
+SUNLinearSolver ot__block_solver_new(sunindextype n, sunindextype nbatch, SUNContext ctx)
+{
+    SUNLinearSolver S = OT__SUN_NEW(SUNLinSolNewEmpty(ctx));
+    solver_content *c = S ? OT__CALLOC(1, sizeof *c) : NULL;
+    if (c == NULL) {
+        SUNLinSolFreeEmpty(S);
+        return NULL;
+    }
+    S->content = c;
+    c->n = n;
+    c->nbatch = nbatch;
+    c->pivots = OT__MALLOC((size_t)(n * nbatch) * sizeof *c->pivots);
+    c->cols = OT__MALLOC((size_t)n * sizeof *c->cols);
+    if (c->pivots == NULL || c->cols == NULL) {
+        ls_free(S);
+        return NULL;
+    }
+    S->ops->gettype = ls_type;
+    S->ops->getid = ls_id;
+    S->ops->initialize = ls_initialize;
+    S->ops->setup = ls_setup;
+    S->ops->solve = ls_solve;
+    S->ops->lastflag = ls_last_flag;
+    S->ops->space = ls_space;
+    S->ops->free = ls_free;
+    return S;
+}

@@ -1,0 +1,276 @@
+/* The problem: sizes, callbacks and options, each checked when set. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "ode/ode_impl.h"
+
+int ot_ode_new(ot_ode **out, int64_t nstates, int64_t nparams, ot_rhs_fn rhs, void *user)
+{
+    if (out == NULL)
+        return ot__fail(OT_ERR_ARG, "ot_ode_new: out is NULL");
+    if (nstates < 1 || nstates > INT32_MAX)
+        return ot__fail(OT_ERR_ARG, "nstates: %lld; a problem needs 1 to %d states",
+                        (long long)nstates, INT32_MAX);
+    if (nparams < 0 || nparams > INT32_MAX)
+        return ot__fail(OT_ERR_ARG, "nparams: %lld; must be 0 to %d", (long long)nparams,
+                        INT32_MAX);
+    if (rhs == NULL)
+        return ot__fail(OT_ERR_ARG, "rhs: NULL; the right-hand side is required");
+    ot_ode *o = OT__CALLOC(1, sizeof *o);
+    if (o == NULL)
+        return ot__fail(OT_ERR_NOMEM, "ot_ode_new: cannot allocate the problem");
+    o->n = nstates;
+    o->np = nparams;
+    o->rhs = rhs;
+    o->user = user;
+    o->method = OT_BDF;
+    o->mode = OT_LANES;
+    o->out_dtype = OT_F64;
+    o->rtol = 1e-6;
+    o->atol = 1e-8;
+    o->max_steps = 500;
+    o->device.type = OT_CPU;
+    *out = o;
+    return OT_OK;
+}
+
+void ot_ode_free(ot_ode *ode)
+{
+    if (ode == NULL)
+        return;
+    free(ode->atol_vec);
+    free(ode);
+}
+
+int64_t ot_ode_nstates(const ot_ode *ode) { return ode ? ode->n : 0; }
+int64_t ot_ode_nparams(const ot_ode *ode) { return ode ? ode->np : 0; }
+
+#define NEED_ODE(fn)                                                                     \
+    if (ode == NULL)                                                                     \
+    return ot__fail(OT_ERR_ARG, fn ": ode is NULL")
+
+int ot_ode_set_jac(ot_ode *ode, ot_jac_fn jac)
+{
+    NEED_ODE("ot_ode_set_jac");
+    ode->jac = jac;
+    return OT_OK;
+}
+
+int ot_ode_set_init(ot_ode *ode, ot_init_fn init)
+{
+    NEED_ODE("ot_ode_set_init");
+    ode->init = init;
+    return OT_OK;
+}
+
+/* nout/nroots and their callback come and go together. */
+static int check_count_fn(const char *what, int64_t count, int has_fn)
+{
+    if (count < 0 || count > INT32_MAX)
+        return ot__fail(OT_ERR_ARG, "%s: %lld; must be 0 to %d", what, (long long)count,
+                        INT32_MAX);
+    if ((count > 0) != has_fn)
+        return ot__fail(OT_ERR_ARG, "%s: %lld with %s callback; give both or neither",
+                        what, (long long)count, has_fn ? "a" : "no");
+    return OT_OK;
+}
+
+int ot_ode_set_out(ot_ode *ode, int64_t nout, ot_out_fn out)
+{
+    NEED_ODE("ot_ode_set_out");
+    int st = check_count_fn("nout", nout, out != NULL);
+    if (st != OT_OK)
+        return st;
+    ode->nout = nout;
+    ode->out = out;
+    return OT_OK;
+}
+
+int ot_ode_set_roots(ot_ode *ode, int64_t nroots, ot_root_fn root)
+{
+    NEED_ODE("ot_ode_set_roots");
+    int st = check_count_fn("nroots", nroots, root != NULL);
+    if (st != OT_OK)
+        return st;
+    ode->nroots = nroots;
+    ode->root = root;
+    return OT_OK;
+}
+
+int ot_ode_set_progress(ot_ode *ode, ot_progress_fn progress, void *user)
+{
+    NEED_ODE("ot_ode_set_progress");
+    ode->progress = progress;
+    ode->progress_user = user;
+    return OT_OK;
+}
+
+int ot_ode_set_method(ot_ode *ode, ot_method method)
+{
+    NEED_ODE("ot_ode_set_method");
+    if (method != OT_BDF && method != OT_ADAMS)
+        return ot__fail(OT_ERR_ARG, "method: %d is neither OT_BDF nor OT_ADAMS",
+                        (int)method);
+    ode->method = method;
+    return OT_OK;
+}
+
+int ot_ode_set_mode(ot_ode *ode, ot_mode mode)
+{
+    NEED_ODE("ot_ode_set_mode");
+    if (mode != OT_LANES && mode != OT_LOCKSTEP)
+        return ot__fail(OT_ERR_ARG, "mode: %d is neither OT_LANES nor OT_LOCKSTEP",
+                        (int)mode);
+    ode->mode = mode;
+    return OT_OK;
+}
+
+/* A tolerance-like value: finite and >= 0. */
+static int check_nonneg(const char *what, double v)
+{
+    if (!isfinite(v) || v < 0)
+        return ot__fail(OT_ERR_VALUE, "%s: %g; must be finite and >= 0", what, v);
+    return OT_OK;
+}
+
+int ot_ode_set_rtol(ot_ode *ode, double rtol)
+{
+    NEED_ODE("ot_ode_set_rtol");
+    int st = check_nonneg("rtol", rtol);
+    if (st == OT_OK)
+        ode->rtol = rtol;
+    return st;
+}
+
+int ot_ode_set_atol(ot_ode *ode, double atol)
+{
+    NEED_ODE("ot_ode_set_atol");
+    int st = check_nonneg("atol", atol);
+    if (st != OT_OK)
+        return st;
+    ode->atol = atol;
+    free(ode->atol_vec);
+    ode->atol_vec = NULL;
+    return OT_OK;
+}
+
+int ot_ode_set_atol_vector(ot_ode *ode, ot_view atol)
+{
+    NEED_ODE("ot_ode_set_atol_vector");
+    const ot_layout *l = &atol.layout;
+    if (l->ndim != 1 || l->shape[0] != ode->n)
+        return ot__fail(OT_ERR_SHAPE, "atol: needs shape [%lld] (one per state)",
+                        (long long)ode->n);
+    if (l->device.type != OT_CPU)
+        return ot__fail(OT_ERR_DEVICE, "atol: must be CPU memory");
+    double *v = OT__MALLOC((size_t)ode->n * sizeof *v);
+    if (v == NULL)
+        return ot__fail(OT_ERR_NOMEM, "atol: cannot allocate %lld values",
+                        (long long)ode->n);
+    for (int64_t i = 0; i < ode->n; i++) {
+        ot_view_get(atol, i, 0, 0, &v[i]);
+        if (!isfinite(v[i]) || v[i] < 0) {
+            const double bad = v[i];
+            free(v);
+            return ot__fail(OT_ERR_VALUE,
+                            "atol: atol[%lld] is %g; must be finite and >= 0",
+                            (long long)i, bad);
+        }
+    }
+    free(ode->atol_vec);
+    ode->atol_vec = v;
+    return OT_OK;
+}
+
+int ot_ode_set_t0(ot_ode *ode, double t0)
+{
+    NEED_ODE("ot_ode_set_t0");
+    if (!isfinite(t0))
+        return ot__fail(OT_ERR_VALUE, "t0: %g; must be finite", t0);
+    ode->t0 = t0;
+    return OT_OK;
+}
+
+int ot_ode_set_first_step(ot_ode *ode, double h0)
+{
+    NEED_ODE("ot_ode_set_first_step");
+    int st = check_nonneg("first_step", h0);
+    if (st == OT_OK)
+        ode->h0 = h0;
+    return st;
+}
+
+int ot_ode_set_max_step(ot_ode *ode, double hmax)
+{
+    NEED_ODE("ot_ode_set_max_step");
+    int st = check_nonneg("max_step", hmax);
+    if (st == OT_OK)
+        ode->hmax = hmax;
+    return st;
+}
+
+int ot_ode_set_max_steps(ot_ode *ode, int64_t max_steps)
+{
+    NEED_ODE("ot_ode_set_max_steps");
+    if (max_steps < 1)
+        return ot__fail(OT_ERR_VALUE, "max_steps: %lld; must be >= 1",
+                        (long long)max_steps);
+    ode->max_steps = max_steps;
+    ode->max_steps_set = 1;
+    return OT_OK;
+}
+
+int ot_ode_set_threads(ot_ode *ode, int threads)
+{
+    NEED_ODE("ot_ode_set_threads");
+    if (threads < 0)
+        return ot__fail(OT_ERR_VALUE, "threads: %d; must be >= 0 (0: one per core)",
+                        threads);
+    ode->threads = threads;
+    return OT_OK;
+}
+
+int ot_ode_set_output_dtype(ot_ode *ode, ot_dtype dtype)
+{
+    NEED_ODE("ot_ode_set_output_dtype");
+    if (dtype != OT_F32 && dtype != OT_F64)
+        return ot__fail(OT_ERR_DTYPE, "output_dtype: %d is neither OT_F32 nor OT_F64",
+                        (int)dtype);
+    ode->out_dtype = dtype;
+    return OT_OK;
+}
+
+int ot_ode_set_sens_tolerances(ot_ode *ode, double rtol, double atol)
+{
+    NEED_ODE("ot_ode_set_sens_tolerances");
+    int st = check_nonneg("sens_rtol", rtol);
+    if (st == OT_OK)
+        st = check_nonneg("sens_atol", atol);
+    if (st != OT_OK)
+        return st;
+    ode->sens_rtol = rtol;
+    ode->sens_atol = atol;
+    return OT_OK;
+}
+
+int ot_ode_set_device(ot_ode *ode, ot_device device)
+{
+    NEED_ODE("ot_ode_set_device");
+    if ((device.type != OT_CPU && device.type != OT_CUDA) || device.id < 0)
+        return ot__fail(OT_ERR_DEVICE,
+                        "device: (%d, %d); odetensor runs on CPU (1) or CUDA (2) with an "
+                        "id >= 0",
+                        (int)device.type, (int)device.id);
+    ode->device = device;
+    return OT_OK;
+}
+
+int ot_ode_set_outputs_on_device(ot_ode *ode, int on_device)
+{
+    NEED_ODE("ot_ode_set_outputs_on_device");
+    ode->outputs_on_device = on_device != 0;
+    return OT_OK;
+}

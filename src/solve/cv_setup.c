@@ -1,0 +1,61 @@
+/* The CVODE(S) settings shared by every driver. */
+#include "core/alloc.h"
+#include "solve/cv_setup.h"
+
+#include <stdlib.h>
+#include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
+
+int ot__cv_options(void *cv, const ot__plan *pl, void *user, CVErrHandlerFn handler)
+{
+    const ot_ode *ode = pl->ode;
+    int f = CVodeSetUserData(cv, user);
+    f = f ? f : CVodeSetErrHandlerFn(cv, handler, user);
+    f = f ? f : CVodeSetMaxNumSteps(cv, pl->kind == OT__STEPS ? -1 : ode->max_steps);
+    if (!f && ode->h0 > 0)
+        f = CVodeSetInitStep(cv, ode->h0);
+    if (!f && ode->hmax > 0)
+        f = CVodeSetMaxStep(cv, ode->hmax);
+    return f;
+}
+
+int ot__cv_tolerances(void *cv, const ot_ode *ode, N_Vector atolv)
+{
+    return ode->atol_vec
+               ? OT__SUN_CALL(CVodeSVtolerances(cv, ode->rtol, atolv), CV_MEM_FAIL)
+               : CVodeSStolerances(cv, ode->rtol, ode->atol);
+}
+
+int ot__cv_solver(void *cv, const ot_ode *ode, SUNMatrix A, SUNLinearSolver LS,
+                  CVLsJacFn jac, N_Vector y, SUNContext ctx, SUNNonlinearSolver *nls)
+{
+    if (ode->method == OT_BDF) {
+        if (LS == NULL)
+            return CV_MEM_FAIL;
+        int f = OT__SUN_CALL(CVodeSetLinearSolver(cv, LS, A), CV_MEM_FAIL);
+        return f || jac == NULL ? f : CVodeSetJacFn(cv, jac);
+    }
+    *nls = OT__SUN_NEW(SUNNonlinSol_FixedPoint(y, 0, ctx));
+    return *nls ? CVodeSetNonlinearSolver(cv, *nls) : CV_MEM_FAIL;
+}
+
+int ot__cv_sens_setup(void *cv, const ot_ode *ode, int np, N_Vector y, SUNContext ctx,
+                      SUNNonlinearSolver *nls)
+{
+    int f = CVodeSetSensErrCon(cv, SUNTRUE);
+    if (!f && (ode->sens_rtol > 0 || ode->sens_atol > 0)) {
+        double *atols = OT__MALLOC((size_t)np * sizeof *atols);
+        if (atols == NULL)
+            return CV_MEM_FAIL;
+        for (int j = 0; j < np; j++)
+            atols[j] = ode->sens_atol;
+        f = OT__SUN_CALL(CVodeSensSStolerances(cv, ode->sens_rtol, atols), CV_MEM_FAIL);
+        free(atols);
+    } else if (!f) {
+        f = CVodeSensEEtolerances(cv);
+    }
+    if (!f && ode->method == OT_ADAMS) {
+        *nls = OT__SUN_NEW(SUNNonlinSol_FixedPointSens(np, y, 0, ctx));
+        f = *nls ? CVodeSetNonlinearSolverSensStg(cv, *nls) : CV_MEM_FAIL;
+    }
+    return f;
+}

@@ -1,0 +1,174 @@
+/* Checking a solve request: shapes, lane count, times and values. */
+#include <math.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "cuda/backend.h"
+#include "solve/size_limits.h"
+#include "solve/solve.h"
+
+/* v as an f64 view the solve can read: the view itself, a converted host
+ * copy owned by *owned, or (CUDA solves, y0 and params) a device view used
+ * in place. *on_device tells which. */
+static int as_f64(const ot__plan *pl, ot_view *v, ot_tensor **owned, const char *name,
+                  int device_ok, int *on_device)
+{
+    const int cuda_solve = pl->ode->device.type == OT_CUDA;
+    *on_device = v->layout.device.type == OT_CUDA;
+    if (*on_device && !cuda_solve)
+        return ot__fail(OT_ERR_DEVICE,
+                        "%s: device memory, but this solve runs on the CPU "
+                        "(ot_ode_set_device selects CUDA)",
+                        name);
+    if (*on_device && device_ok) {
+        if (v->layout.dtype != OT_F64)
+            return ot__fail(OT_ERR_DTYPE, "%s: device inputs must be f64", name);
+        return OT_OK;
+    }
+    int st;
+    if (*on_device) { /* t_eval: the host drives the output loop */
+        st = ot__cuda_to_host(*v, owned, name);
+        *on_device = 0;
+    } else if (v->layout.dtype == OT_F64) {
+        return OT_OK;
+    } else {
+        st = ot_tensor_copy_colmajor(owned, &v->layout, OT_F64);
+    }
+    if (st == OT_OK)
+        *v = ot_tensor_view(*owned);
+    return st;
+}
+
+/* The lane count an input asks for: its second extent, 1 for one lane. */
+static int64_t lanes_of(ot_view v)
+{
+    return !ot_view_is_absent(v) && v.layout.ndim == 2 ? v.layout.shape[1] : 1;
+}
+
+static int check_finite(ot_view v, int64_t rows, int64_t nbatch, const char *name)
+{
+    const int64_t cols = v.layout.shape[1] == 1 ? 1 : nbatch;
+    for (int64_t b = 0; b < cols; b++) {
+        const double *c = ot_view_col_f64(v, b, 0);
+        for (int64_t i = 0; i < rows; i++)
+            if (!isfinite(c[i]))
+                return ot__fail(OT_ERR_VALUE,
+                                "%s: [%lld, %lld] is %g; values must be finite", name,
+                                (long long)i, (long long)b, c[i]);
+    }
+    return OT_OK;
+}
+
+static int check_time_shape(ot_view t_eval)
+{
+    if (ot_view_is_absent(t_eval))
+        return ot__fail(OT_ERR_ARG, "t_eval: absent; give the output times");
+    if (t_eval.layout.ndim != 1 || t_eval.layout.shape[0] < 1)
+        return ot__fail(OT_ERR_SHAPE, "t_eval: needs shape [nt] with nt >= 1 (ndim %d)",
+                        (int)t_eval.layout.ndim);
+    return OT_OK;
+}
+
+static int check_times(ot__plan *pl, ot_view t_eval)
+{
+    int dev;
+    int st = as_f64(pl, &t_eval, &pl->owned[2], "t_eval", 0, &dev);
+    if (st != OT_OK)
+        return st;
+    pl->nt = t_eval.layout.shape[0];
+    pl->t = ot_view_col_f64(t_eval, 0, 0);
+    for (int64_t i = 0; i < pl->nt; i++) {
+        if (!isfinite(pl->t[i]))
+            return ot__fail(OT_ERR_VALUE,
+                            "t_eval: t_eval[%lld] is %g; times must be finite",
+                            (long long)i, pl->t[i]);
+        if (i > 0 && !(pl->t[i] > pl->t[i - 1]))
+            return ot__fail(OT_ERR_VALUE,
+                            "t_eval: t_eval[%lld] = %g is not after t_eval[%lld] = %g; "
+                            "times must increase strictly",
+                            (long long)i, pl->t[i], (long long)i - 1, pl->t[i - 1]);
+    }
+    if (pl->t[0] < pl->t0)
+        return ot__fail(OT_ERR_VALUE, "t_eval: t_eval[0] = %g is before t0 = %g",
+                        pl->t[0], pl->t0);
+    return OT_OK;
+}
+
+int ot__plan_make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
+                  ot_view t_eval, double t_final, ot__kind kind)
+{
+    memset(pl, 0, sizeof *pl);
+    if (ode == NULL)
+        return ot__fail(OT_ERR_ARG, "ode: NULL");
+    pl->ode = ode;
+    pl->kind = kind;
+    pl->n = ode->n;
+    pl->np = ode->np;
+    pl->rows = ode->out ? ode->nout : ode->n;
+    pl->t0 = ode->t0;
+    pl->has_y0 = !ot_view_is_absent(y0);
+    if (!pl->has_y0 && ode->init == NULL)
+        return ot__fail(OT_ERR_ARG, "y0: absent, and the problem has no init callback");
+    if (ot_view_is_absent(params) && ode->np > 0)
+        return ot__fail(OT_ERR_ARG, "params: absent, but the problem has %lld parameters",
+                        (long long)ode->np);
+    if (kind == OT__SENS && ode->np == 0)
+        return ot__fail(OT_ERR_ARG, "params: sensitivities need nparams >= 1");
+
+    /* nbatch: the lane count of whichever input has more than one lane;
+     * ot_view_check_lanes then names the one that disagrees. */
+    const int64_t ly = pl->has_y0 ? lanes_of(y0) : 1, lp = lanes_of(params);
+    pl->nbatch = ly > 1 ? ly : lp;
+    if (ly == 0 || lp == 0)
+        return ot__fail(OT_ERR_SHAPE, "%s: has 0 lanes; a batch needs at least one lane",
+                        ly == 0 ? "y0" : "params");
+    if (ode->device.type == OT_CUDA && ode->mode != OT_LOCKSTEP)
+        return ot__fail(OT_ERR_ARG, "device: CUDA solves run in OT_LOCKSTEP mode "
+                                    "(ot_ode_set_mode)");
+    /* Shapes, then the bytes the solve needs, before any value is read or
+     * any copy made: a batch too big for memory is refused at once. */
+    int st, dev;
+    if ((pl->has_y0 &&
+         (st = ot_view_check_lanes(y0, pl->n, pl->nbatch, "y0")) != OT_OK) ||
+        (!ot_view_is_absent(params) &&
+         (st = ot_view_check_lanes(params, pl->np, pl->nbatch, "params")) != OT_OK) ||
+        (kind != OT__STEPS && (st = check_time_shape(t_eval)) != OT_OK) ||
+        (st = ot__size_check(pl, y0, params, t_eval,
+                             kind != OT__STEPS ? t_eval.layout.shape[0] : 0)) != OT_OK)
+        return st;
+    if (pl->has_y0) {
+        if ((st = as_f64(pl, &y0, &pl->owned[0], "y0", 1, &dev)) != OT_OK ||
+            (!dev && (st = check_finite(y0, pl->n, pl->nbatch, "y0")) != OT_OK))
+            return st;
+        pl->y0 = y0;
+    }
+    if (ot_view_is_absent(params)) {
+        pl->p = ot_view_absent();
+        pl->p.layout.ndim = 2; /* an empty [0, 1] view: no data, never read */
+        pl->p.layout.shape[1] = 1;
+        pl->p.layout.shape[2] = 1;
+    } else {
+        if ((st = as_f64(pl, &params, &pl->owned[1], "params", 1, &dev)) != OT_OK ||
+            (!dev && (st = check_finite(params, pl->np, pl->nbatch, "params")) != OT_OK))
+            return st;
+        pl->p = params;
+    }
+    if (kind == OT__STEPS) {
+        if (!isfinite(t_final) || !(t_final > pl->t0))
+            return ot__fail(OT_ERR_VALUE,
+                            "final_time: %g; must be finite and after t0 = %g", t_final,
+                            pl->t0);
+        pl->t_final = t_final;
+        pl->step_limit = ode->max_steps_set ? ode->max_steps : 100000;
+        return OT_OK;
+    }
+    return check_times(pl, t_eval);
+}
+
+void ot__plan_free(ot__plan *pl)
+{
+    for (int i = 0; i < 3; i++) {
+        ot_tensor_free(pl->owned[i]);
+        pl->owned[i] = NULL;
+    }
+}

@@ -1,0 +1,171 @@
+/* The solution: owned outputs, per-lane status, messages and statistics. */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "solve/solution_impl.h"
+
+int ot__solution_new(ot_solution **out, int64_t nbatch, int64_t nsens, int with_roots)
+{
+    ot_solution *s = OT__CALLOC(1, sizeof *s);
+    if (s == NULL)
+        return ot__fail(OT_ERR_NOMEM, "solution: cannot allocate");
+    pthread_mutex_init(&s->lock, NULL);
+    const size_t nb = (size_t)nbatch;
+    s->nbatch = nbatch;
+    s->nsens = nsens;
+    s->status = OT__CALLOC(nb, sizeof *s->status);
+    s->count = OT__CALLOC(nb, sizeof *s->count);
+    if (with_roots) { /* 12 bytes a lane, only for problems with events */
+        s->root_index = OT__MALLOC(nb * sizeof *s->root_index);
+        s->root_time = OT__MALLOC(nb * sizeof *s->root_time);
+    }
+    s->stats = OT__CALLOC(nb, sizeof *s->stats);
+    s->sens = nsens ? OT__CALLOC((size_t)nsens, sizeof *s->sens) : NULL;
+    if (!s->status || !s->count || (with_roots && (!s->root_index || !s->root_time)) ||
+        !s->stats || (nsens && !s->sens)) {
+        ot_solution_free(s);
+        return ot__fail(OT_ERR_NOMEM,
+                        "solution: cannot allocate per-lane data for %lld lanes",
+                        (long long)nbatch);
+    }
+    for (int64_t b = 0; with_roots && b < nbatch; b++) {
+        s->root_index[b] = -1;
+        s->root_time[b] = NAN;
+    }
+    *out = s;
+    return OT_OK;
+}
+
+void ot__solution_fail_lane(ot_solution *sol, int64_t b, int status, const char *msg)
+{
+    sol->status[b] = status;
+    /* The message table exists only once a lane fails (8 bytes a lane);
+     * workers may fail lanes at the same time. */
+    pthread_mutex_lock(&sol->lock);
+    if (sol->message == NULL)
+        sol->message = OT__CALLOC((size_t)sol->nbatch, sizeof *sol->message);
+    pthread_mutex_unlock(&sol->lock);
+    if (sol->message == NULL)
+        return; /* out of memory: the status stays, the message is "" */
+    free(sol->message[b]);
+    const size_t len = strnlen(msg, 255);
+    sol->message[b] = OT__MALLOC(len + 1);
+    if (sol->message[b]) {
+        memcpy(sol->message[b], msg, len);
+        sol->message[b][len] = '\0';
+    }
+}
+
+void ot_solution_free(ot_solution *sol)
+{
+    if (sol == NULL)
+        return;
+    ot_tensor_free(sol->ts);
+    ot_tensor_free(sol->ys);
+    for (int64_t j = 0; sol->sens && j < sol->nsens; j++)
+        ot_tensor_free(sol->sens[j]);
+    if (sol->message)
+        for (int64_t b = 0; b < sol->nbatch; b++)
+            free(sol->message[b]);
+    free(sol->sens);
+    free(sol->status);
+    free(sol->message);
+    pthread_mutex_destroy(&sol->lock);
+    free(sol->count);
+    free(sol->root_index);
+    free(sol->root_time);
+    free(sol->stats);
+    free(sol);
+}
+
+int64_t ot_solution_nbatch(const ot_solution *sol) { return sol ? sol->nbatch : 0; }
+int64_t ot_solution_nsens(const ot_solution *sol) { return sol ? sol->nsens : 0; }
+
+int64_t ot_solution_nfailed(const ot_solution *sol)
+{
+    int64_t n = 0;
+    for (int64_t b = 0; sol && b < sol->nbatch; b++)
+        n += sol->status[b] != OT_OK;
+    return n;
+}
+
+const ot_tensor *ot_solution_ts(const ot_solution *sol) { return sol ? sol->ts : NULL; }
+const ot_tensor *ot_solution_ys(const ot_solution *sol) { return sol ? sol->ys : NULL; }
+
+const ot_tensor *ot_solution_sens(const ot_solution *sol, int64_t j)
+{
+    return sol && j >= 0 && j < sol->nsens ? sol->sens[j] : NULL;
+}
+
+/* Moves *slot out to the caller. */
+static ot_tensor *take(ot_tensor **slot)
+{
+    ot_tensor *t = *slot;
+    *slot = NULL;
+    return t;
+}
+
+ot_tensor *ot_solution_take_ts(ot_solution *sol) { return sol ? take(&sol->ts) : NULL; }
+ot_tensor *ot_solution_take_ys(ot_solution *sol) { return sol ? take(&sol->ys) : NULL; }
+
+ot_tensor *ot_solution_take_sens(ot_solution *sol, int64_t j)
+{
+    return sol && j >= 0 && j < sol->nsens ? take(&sol->sens[j]) : NULL;
+}
+
+static int check_lane(const ot_solution *sol, int64_t b, const char *fn)
+{
+    if (sol == NULL)
+        return ot__fail(OT_ERR_ARG, "%s: sol is NULL", fn);
+    if (b < 0 || b >= sol->nbatch)
+        return ot__fail(OT_ERR_ARG, "%s: lane %lld is outside 0..%lld", fn, (long long)b,
+                        (long long)sol->nbatch - 1);
+    return OT_OK;
+}
+
+int ot_solution_lane_status(const ot_solution *sol, int64_t b)
+{
+    int st = check_lane(sol, b, "ot_solution_lane_status");
+    return st != OT_OK ? st : sol->status[b];
+}
+
+const char *ot_solution_lane_message(const ot_solution *sol, int64_t b)
+{
+    if (check_lane(sol, b, "ot_solution_lane_message") != OT_OK)
+        return "";
+    return sol->message && sol->message[b] ? sol->message[b] : "";
+}
+
+int64_t ot_solution_lane_count(const ot_solution *sol, int64_t b)
+{
+    if (check_lane(sol, b, "ot_solution_lane_count") != OT_OK)
+        return 0;
+    return sol->count[b];
+}
+
+int ot_solution_lane_root(const ot_solution *sol, int64_t b, int *index, double *time)
+{
+    int st = check_lane(sol, b, "ot_solution_lane_root");
+    if (st != OT_OK)
+        return st;
+    if (index)
+        *index = sol->root_index ? sol->root_index[b] : -1;
+    if (time)
+        *time = sol->root_time ? sol->root_time[b] : NAN;
+    return OT_OK;
+}
+
+int ot_solution_lane_stats(const ot_solution *sol, int64_t b, ot_lane_stats *out)
+{
+    int st = check_lane(sol, b, "ot_solution_lane_stats");
+    if (st != OT_OK)
+        return st;
+    if (out == NULL)
+        return ot__fail(OT_ERR_ARG, "ot_solution_lane_stats: out is NULL");
+    *out = sol->stats[b];
+    return OT_OK;
+}
