@@ -50,9 +50,11 @@ LIB_SRC := src/core/error.c \
            src/tensor/layout.c src/tensor/view.c src/tensor/tensor.c \
            src/dlpack/dlpack.c \
            src/ode/ode.c \
-           src/solve/solve.c src/solve/plan.c src/solve/size_limits.c src/solve/solution.c \
-           src/solve/cv_setup.c src/solve/cv_advance.c \
-           src/lanes/worker.c src/lanes/lane.c \
+           src/ode/ode_info.c \
+           src/solve/solve.c src/solve/solvers.c src/solve/plan.c src/solve/size_limits.c \
+           src/solve/solution.c src/solve/output.c src/solve/callback.c src/solve/cv_setup.c \
+           src/solve/cv_advance.c \
+           src/lanes/pool.c src/lanes/worker.c src/lanes/lane.c \
            src/lockstep/loops.c src/lockstep/cpu.c src/lockstep/callbacks.c \
            src/lockstep/lane_vector.c src/lockstep/block_dense.c \
            src/cuda/none.c

@@ -15,7 +15,7 @@
 
 #include "../examples/cuda/robertson_kernels.h"
 
-void ot__cuda_use_cublas(int on); /* test hook in src/cuda/lockstep_cuda.cu */
+#include "core/test_hooks.h"
 
 enum { NT = 50 };
 static size_t min_free = (size_t)-1;

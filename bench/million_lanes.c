@@ -27,9 +27,9 @@
 
 #include <odetensor.h>
 
-/* The size check's estimate for the last solve on this thread (a private
- * test hook of src/size_limits.c; the static library exports it). */
-uint64_t ot__size_last_estimate(void);
+/* The size check's estimate for the last solve on this thread: a private
+ * test hook (src/core/test_hooks.h) that the static library exports. */
+#include "core/test_hooks.h"
 
 enum { NT_MAX = 12, NSAMPLE = 16 };
 static int nt_out = 3; /* output times used, 1..NT_MAX */

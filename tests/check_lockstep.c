@@ -7,8 +7,7 @@
 
 #include "suites.h"
 
-/* Test hook in src/lockstep.c: use CVODE's plain WRMS norm on this thread. */
-void ot__lockstep_plain_norm(int plain);
+#include "core/test_hooks.h"
 
 static const ot_device CPU = {OT_CPU, 0};
 

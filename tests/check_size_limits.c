@@ -42,9 +42,8 @@ static size_t heap_bytes(void)
 }
 #endif
 
-/* Private test hooks of src/size_limits.c. */
-void ot__size_set_limit(uint64_t bytes);
-uint64_t ot__size_last_estimate(void);
+/* Private test hooks (src/core/test_hooks.h). */
+#include "core/test_hooks.h"
 uint64_t ot__memory_limit(const char **what);
 
 /* ---- Requests too big to exist -------------------------------------------- */

@@ -11,12 +11,12 @@ namespace
 {
 
 struct block_content {
-    int64_t n, nb;
-    double *a; /* device, n * n * nb */
+    int64_t n, nbatch;
+    double *a; /* device, n * n * nbatch */
 };
 
 block_content *bc(SUNMatrix A) { return (block_content *)A->content; }
-size_t total(SUNMatrix A) { return (size_t)(bc(A)->n * bc(A)->n * bc(A)->nb); }
+size_t total(SUNMatrix A) { return (size_t)(bc(A)->n * bc(A)->n * bc(A)->nbatch); }
 
 __global__ void scale_add_i(double *a, double c, int64_t n, int64_t count)
 {
@@ -34,10 +34,11 @@ __global__ void scale_add(double *a, double c, const double *b, int64_t count)
         a[k] = c * a[k] + b[k];
 }
 
-__global__ void matvec(const double *a, const double *x, double *y, int64_t n, int64_t nb)
+__global__ void matvec(const double *a, const double *x, double *y, int64_t n,
+                       int64_t nbatch)
 {
     const int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (b >= nb)
+    if (b >= nbatch)
         return;
     const double *blk = a + b * n * n, *xb = x + b * n;
     double *yb = y + b * n;
@@ -95,8 +96,8 @@ int scaleadd(sunrealtype c, SUNMatrix A, SUNMatrix B)
 
 int mv(SUNMatrix A, N_Vector x, N_Vector y)
 {
-    matvec<<<OT_CUDA_GRID(bc(A)->nb)>>>(bc(A)->a, ot__dptr(x), ot__dptr(y), bc(A)->n,
-                                        bc(A)->nb);
+    matvec<<<OT_CUDA_GRID(bc(A)->nbatch)>>>(bc(A)->a, ot__dptr(x), ot__dptr(y), bc(A)->n,
+                                            bc(A)->nbatch);
     return cudaGetLastError() == cudaSuccess ? 0 : -1;
 }
 
@@ -109,15 +110,15 @@ int space(SUNMatrix A, long *lrw, long *liw)
 
 SUNMatrix clone(SUNMatrix A)
 {
-    return ot__cuda_block_matrix_new(bc(A)->n, bc(A)->nb, A->sunctx);
+    return ot__cuda_block_matrix_new(bc(A)->n, bc(A)->nbatch, A->sunctx);
 }
 
 /* ---- LU ------------------------------------------------------------------ */
 
-__global__ void lu_factor(double *a, int *piv, int64_t n, int64_t nb, int *fail)
+__global__ void lu_factor(double *a, int *piv, int64_t n, int64_t nbatch, int *fail)
 {
     const int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (b >= nb)
+    if (b >= nbatch)
         return;
     double *A = a + b * n * n;
     int *p = piv + b * n;
@@ -153,10 +154,10 @@ __global__ void lu_factor(double *a, int *piv, int64_t n, int64_t nb, int *fail)
 }
 
 __global__ void lu_solve(const double *a, const int *piv, double *x, int64_t n,
-                         int64_t nb)
+                         int64_t nbatch)
 {
     const int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (b >= nb)
+    if (b >= nbatch)
         return;
     const double *A = a + b * n * n;
     const int *p = piv + b * n;
@@ -177,26 +178,26 @@ __global__ void lu_solve(const double *a, const int *piv, double *x, int64_t n,
     }
 }
 
-__global__ void block_pointers(double **ptr, double *base, int64_t stride, int64_t nb)
+__global__ void block_pointers(double **ptr, double *base, int64_t stride, int64_t nbatch)
 {
     const int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (b < nb)
+    if (b < nbatch)
         ptr[b] = base + b * stride;
 }
 
-__global__ void any_nonzero(const int *info, int64_t nb, int *fail)
+__global__ void any_nonzero(const int *info, int64_t nbatch, int *fail)
 {
     const int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (b < nb && info[b] != 0)
+    if (b < nbatch && info[b] != 0)
         atomicMax(fail, 1);
 }
 
 struct solver_content {
-    int64_t n, nb;
-    int *piv;              /* device n * nb */
+    int64_t n, nbatch;
+    int *piv;              /* device n * nbatch */
     int *fail;             /* device word */
-    int *info;             /* device nb (cuBLAS) */
-    double **aptr, **bptr; /* device nb each (cuBLAS) */
+    int *info;             /* device nbatch (cuBLAS) */
+    double **aptr, **bptr; /* device nbatch each (cuBLAS) */
     cublasHandle_t handle; /* NULL: own kernels */
     long last_flag;
 };
@@ -220,13 +221,15 @@ int ls_setup(SUNLinearSolver S, SUNMatrix A)
     if (cudaMemsetAsync(c->fail, 0, sizeof(int)) != cudaSuccess)
         return SUNLS_MEM_FAIL;
     if (c->handle) {
-        block_pointers<<<OT_CUDA_GRID(c->nb)>>>(c->aptr, bc(A)->a, c->n * c->n, c->nb);
+        block_pointers<<<OT_CUDA_GRID(c->nbatch)>>>(c->aptr, bc(A)->a, c->n * c->n,
+                                                    c->nbatch);
         if (cublasDgetrfBatched(c->handle, (int)c->n, c->aptr, (int)c->n, c->piv, c->info,
-                                (int)c->nb) != CUBLAS_STATUS_SUCCESS)
+                                (int)c->nbatch) != CUBLAS_STATUS_SUCCESS)
             return SUNLS_PACKAGE_FAIL_UNREC;
-        any_nonzero<<<OT_CUDA_GRID(c->nb)>>>(c->info, c->nb, c->fail);
+        any_nonzero<<<OT_CUDA_GRID(c->nbatch)>>>(c->info, c->nbatch, c->fail);
     } else {
-        lu_factor<<<OT_CUDA_GRID(c->nb)>>>(bc(A)->a, c->piv, c->n, c->nb, c->fail);
+        lu_factor<<<OT_CUDA_GRID(c->nbatch)>>>(bc(A)->a, c->piv, c->n, c->nbatch,
+                                               c->fail);
     }
     if (cudaMemcpy(&fail, c->fail, sizeof fail, cudaMemcpyDeviceToHost) != cudaSuccess)
         return SUNLS_PACKAGE_FAIL_UNREC;
@@ -241,14 +244,16 @@ int ls_solve(SUNLinearSolver S, SUNMatrix A, N_Vector x, N_Vector b, sunrealtype
     N_VScale(1.0, b, x);
     if (c->handle) {
         int info = 0;
-        block_pointers<<<OT_CUDA_GRID(c->nb)>>>(c->bptr, ot__dptr(x), c->n, c->nb);
+        block_pointers<<<OT_CUDA_GRID(c->nbatch)>>>(c->bptr, ot__dptr(x), c->n,
+                                                    c->nbatch);
         if (cublasDgetrsBatched(c->handle, CUBLAS_OP_N, (int)c->n, 1, c->aptr, (int)c->n,
                                 c->piv, c->bptr, (int)c->n, &info,
-                                (int)c->nb) != CUBLAS_STATUS_SUCCESS ||
+                                (int)c->nbatch) != CUBLAS_STATUS_SUCCESS ||
             info != 0)
             return SUNLS_PACKAGE_FAIL_UNREC;
     } else {
-        lu_solve<<<OT_CUDA_GRID(c->nb)>>>(bc(A)->a, c->piv, ot__dptr(x), c->n, c->nb);
+        lu_solve<<<OT_CUDA_GRID(c->nbatch)>>>(bc(A)->a, c->piv, ot__dptr(x), c->n,
+                                              c->nbatch);
     }
     return cudaGetLastError() == cudaSuccess ? SUNLS_SUCCESS : SUNLS_PACKAGE_FAIL_UNREC;
 }
@@ -277,7 +282,7 @@ int ls_free(SUNLinearSolver S)
 
 } // namespace
 
-SUNMatrix ot__cuda_block_matrix_new(int64_t n, int64_t nb, SUNContext ctx)
+SUNMatrix ot__cuda_block_matrix_new(int64_t n, int64_t nbatch, SUNContext ctx)
 {
     SUNMatrix A = SUNMatNewEmpty(ctx);
     block_content *c = A ? (block_content *)calloc(1, sizeof *c) : NULL;
@@ -287,8 +292,8 @@ SUNMatrix ot__cuda_block_matrix_new(int64_t n, int64_t nb, SUNContext ctx)
     }
     A->content = c;
     c->n = n;
-    c->nb = nb;
-    if (cudaMalloc((void **)&c->a, (size_t)(n * n * nb) * sizeof(double)) !=
+    c->nbatch = nbatch;
+    if (cudaMalloc((void **)&c->a, (size_t)(n * n * nbatch) * sizeof(double)) !=
         cudaSuccess) {
         c->a = NULL;
         destroy(A);
@@ -308,7 +313,7 @@ SUNMatrix ot__cuda_block_matrix_new(int64_t n, int64_t nb, SUNContext ctx)
 
 double *ot__cuda_block_data(SUNMatrix A) { return bc(A)->a; }
 
-SUNLinearSolver ot__cuda_block_solver_new(int64_t n, int64_t nb, int use_cublas,
+SUNLinearSolver ot__cuda_block_solver_new(int64_t n, int64_t nbatch, int use_cublas,
                                           SUNContext ctx)
 {
     SUNLinearSolver S = SUNLinSolNewEmpty(ctx);
@@ -319,16 +324,17 @@ SUNLinearSolver ot__cuda_block_solver_new(int64_t n, int64_t nb, int use_cublas,
     }
     S->content = c;
     c->n = n;
-    c->nb = nb;
+    c->nbatch = nbatch;
     bool ok =
-        cudaMalloc((void **)&c->piv, (size_t)(n * nb) * sizeof(int)) == cudaSuccess &&
+        cudaMalloc((void **)&c->piv, (size_t)(n * nbatch) * sizeof(int)) == cudaSuccess &&
         cudaMalloc((void **)&c->fail, sizeof(int)) == cudaSuccess;
     if (ok && use_cublas)
-        ok =
-            cudaMalloc((void **)&c->info, (size_t)nb * sizeof(int)) == cudaSuccess &&
-            cudaMalloc((void **)&c->aptr, (size_t)nb * sizeof(double *)) == cudaSuccess &&
-            cudaMalloc((void **)&c->bptr, (size_t)nb * sizeof(double *)) == cudaSuccess &&
-            cublasCreate(&c->handle) == CUBLAS_STATUS_SUCCESS;
+        ok = cudaMalloc((void **)&c->info, (size_t)nbatch * sizeof(int)) == cudaSuccess &&
+             cudaMalloc((void **)&c->aptr, (size_t)nbatch * sizeof(double *)) ==
+                 cudaSuccess &&
+             cudaMalloc((void **)&c->bptr, (size_t)nbatch * sizeof(double *)) ==
+                 cudaSuccess &&
+             cublasCreate(&c->handle) == CUBLAS_STATUS_SUCCESS;
     if (!ok) {
         ls_free(S);
         return NULL;

@@ -9,21 +9,28 @@
 #include <nvector/nvector_cuda.h>
 
 #include "lockstep/lockstep.h"
+#include "solve/dq.h"
 
 /* Device-side state of one lockstep solve, L->dev. Every pointer is device
- * memory owned by the solve (cudaFree in ot__cuda_state_free). */
+ * memory owned by the solve (cudaFree in state_free, lockstep_cuda.cu). */
 typedef struct {
     int device;
-    double *p, *pp;           /* [np, nb] params, perturbed params */
-    double *o, *o2;           /* [rows, nb] out scratch */
-    double *yp, *ym;          /* [n, nb] perturbed states */
-    double *inc;              /* [nb] per-lane increments */
-    double *g;                /* [nroots, nb] root values */
-    unsigned char *mask;      /* [nb] lanes stopped by a root */
+    double *p, *pp;           /* [np, nbatch] params, perturbed params */
+    double *o, *o2;           /* [rows, nbatch] out scratch */
+    double *yp, *ym;          /* [n, nbatch] perturbed states */
+    double *inc;              /* [nbatch] per-lane increments */
+    double *g;                /* [nroots, nbatch] root values */
+    unsigned char *mask;      /* [nbatch] lanes stopped by a root */
     int any_stopped;          /* host copy: is any mask entry set */
-    double *stage;            /* [rows, nb] pinned host staging for host outputs */
-    long long *counts;        /* [nb] lane counts for the NaN fill */
+    double *stage;            /* [rows, nbatch] pinned host staging for host outputs */
+    long long *counts;        /* [nbatch] lane counts for the NaN padding */
     unsigned long long *word; /* one word for norm reductions */
+    /* Host outputs of a dense solve: device mirrors of ys and each
+     * sensitivity ([1 + nsens], each [rows, nt, nbatch] in the output
+     * dtype), copied to the host once at the end; NULL: stores go to the
+     * host per output (the mirrors could not be allocated). */
+    void **mirror;
+    int64_t nmirror;
 } ot__cuda_state;
 
 /* One launch covering `count` items, 256 threads a block. */
@@ -39,45 +46,46 @@ void ot__cuda_lane_norm(N_Vector v, int64_t n, const unsigned char *mask,
 
 /* ---- block_lu.cu ---------------------------------------------------------- */
 
-/* Block-diagonal matrix on the device, [n, n, nb] column-major. Ownership:
+/* Block-diagonal matrix on the device, [n, n, nbatch] column-major. Ownership:
  * the caller's (SUNMatDestroy). NULL when out of memory. */
-SUNMatrix ot__cuda_block_matrix_new(int64_t n, int64_t nb, SUNContext ctx);
+SUNMatrix ot__cuda_block_matrix_new(int64_t n, int64_t nbatch, SUNContext ctx);
 double *ot__cuda_block_data(SUNMatrix A);
 /* Batched LU of the blocks: own kernel (one thread a lane), or cuBLAS
  * getrf/getrsBatched when use_cublas. NULL when out of memory. */
-SUNLinearSolver ot__cuda_block_solver_new(int64_t n, int64_t nb, int use_cublas,
+SUNLinearSolver ot__cuda_block_solver_new(int64_t n, int64_t nbatch, int use_cublas,
                                           SUNContext ctx);
 
 /* ---- kernels.cu: host wrappers, all on the default stream ---------------- */
 
 /* dst[:, b] = dst[:, 0] for every lane b (a broadcast one-lane input). */
-void ot__cuda_replicate(double *dst, int64_t rows, int64_t nb);
+void ot__cuda_replicate(double *dst, int64_t rows, int64_t nbatch);
 /* v[:, b] = 0 for lanes with mask[b]. */
-void ot__cuda_zero_masked(double *v, const unsigned char *mask, int64_t rows, int64_t nb);
+void ot__cuda_zero_masked(double *v, const unsigned char *mask, int64_t rows,
+                          int64_t nbatch);
 /* One column of the difference-quotient Jacobian, as in CVODE's dense DQ. */
 void ot__cuda_dq_perturb(const double *y, const double *fy, const double *ewt, double *yt,
-                         double *inc, int64_t n, int64_t nb, int64_t j, double h);
+                         double *inc, int64_t n, int64_t nbatch, int64_t j, double h);
 void ot__cuda_dq_column(const double *ft, const double *fy, const double *inc,
-                        const double *y, double *yt, double *a, int64_t n, int64_t nb,
+                        const double *y, double *yt, double *a, int64_t n, int64_t nbatch,
                         int64_t j);
 /* Central differences along (s, e_j): yp = y + h s, ym = y - h s (s may be
  * NULL: zero), pp = p with p[j] + h; h per lane into inc. */
 void ot__cuda_fd_prepare(const double *y, const double *s, const double *p, double *yp,
                          double *ym, double *pp, double *inc, int64_t n, int64_t np,
-                         int64_t nb, int64_t j);
+                         int64_t nbatch, int64_t j);
 /* pp[j, b] = p[j, b] - inc[b]. */
 void ot__cuda_fd_minus(const double *p, double *pp, const double *inc, int64_t np,
-                       int64_t nb, int64_t j);
+                       int64_t nbatch, int64_t j);
 /* plus[:, b] = (plus - minus) / (2 inc[b]). */
 void ot__cuda_fd_combine(double *plus, const double *minus, const double *inc,
-                         int64_t rows, int64_t nb);
-/* Column [:, i, :] of a [rows, nt, nb] device output from compact [rows, nb],
+                         int64_t rows, int64_t nbatch);
+/* Column [:, i, :] of a [rows, nt, nbatch] device output from compact [rows, nbatch],
  * converted to f32 when f32. */
 void ot__cuda_scatter(const double *src, void *dst, int f32, int64_t rows, int64_t nt,
-                      int64_t nb, int64_t i);
-/* NaN at [:, k, b] for k >= counts[b], in a [rows, nt, nb] device tensor. */
+                      int64_t nbatch, int64_t i);
+/* NaN at [:, k, b] for k >= counts[b], in a [rows, nt, nbatch] device tensor. */
 void ot__cuda_nan_after(void *ys, int f32, const long long *counts, int64_t rows,
-                        int64_t nt, int64_t nb);
+                        int64_t nt, int64_t nbatch);
 
 /* ---- callbacks.cu --------------------------------------------------------- */
 
@@ -87,7 +95,7 @@ int ot__cuda_jac(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *ud,
 int ot__cuda_root(sunrealtype t, N_Vector y, sunrealtype *g, void *ud);
 int ot__cuda_sens_rhs(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Vector *yS,
                       N_Vector *ySdot, void *ud, N_Vector t1, N_Vector t2);
-/* Views over device storage, [rows, nb] f64 on L's device. */
+/* Views over device storage, [rows, nbatch] f64 on L's device. */
 ot_view ot__cuda_view(const ot__lockstep *L, const double *d, int64_t rows);
 ot_view_mut ot__cuda_mut(const ot__lockstep *L, double *d, int64_t rows);
 /* Records a failed CUDA call or a launch error after a user callback. */

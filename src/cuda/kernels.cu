@@ -1,7 +1,7 @@
 /* Small kernels of the CUDA lockstep backend: broadcast, masking, the
- * all-lane difference quotients, f32 conversion and NaN padding. One thread
+ * all-lane difference quotients (increments from solve/dq.h), f32
+ * conversion and NaN padding. One thread
  * per lane unless noted; all on the default stream. */
-#include <float.h>
 #include <math.h>
 
 #include "cuda/cuda_impl.h"
@@ -11,48 +11,43 @@ namespace
 
 __device__ int64_t lane_index() { return (int64_t)blockIdx.x * blockDim.x + threadIdx.x; }
 
-__global__ void replicate(double *dst, int64_t rows, int64_t nb)
+__global__ void replicate(double *dst, int64_t rows, int64_t nbatch)
 {
     const int64_t b = lane_index();
-    if (b > 0 && b < nb)
+    if (b > 0 && b < nbatch)
         for (int64_t r = 0; r < rows; r++)
             dst[b * rows + r] = dst[r];
 }
 
 __global__ void zero_masked(double *v, const unsigned char *mask, int64_t rows,
-                            int64_t nb)
+                            int64_t nbatch)
 {
     const int64_t b = lane_index();
-    if (b < nb && mask[b])
+    if (b < nbatch && mask[b])
         for (int64_t r = 0; r < rows; r++)
             v[b * rows + r] = 0;
 }
 
 __global__ void dq_perturb(const double *y, const double *fy, const double *ewt,
-                           double *yt, double *inc, int64_t n, int64_t nb, int64_t j,
+                           double *yt, double *inc, int64_t n, int64_t nbatch, int64_t j,
                            double h)
 {
     const int64_t b = lane_index();
-    if (b >= nb)
+    if (b >= nbatch)
         return;
-    double fnorm = 0;
-    for (int64_t k = b * n; k < (b + 1) * n; k++)
-        fnorm += (fy[k] * ewt[k]) * (fy[k] * ewt[k]);
-    fnorm = sqrt(fnorm / (double)n);
-    const double min_inc =
-        fnorm != 0 ? 1000 * fabs(h) * DBL_EPSILON * (double)n * fnorm : 1.0;
+    const double min_inc = ot__dq_min_inc(fy + b * n, ewt + b * n, n, h);
     const int64_t k = b * n + j;
-    const double d = fmax(sqrt(DBL_EPSILON) * fabs(y[k]), min_inc / ewt[k]);
+    const double d = ot__dq_inc(y[k], ewt[k], min_inc);
     inc[b] = d;
     yt[k] = y[k] + d;
 }
 
 __global__ void dq_column(const double *ft, const double *fy, const double *inc,
-                          const double *y, double *yt, double *a, int64_t n, int64_t nb,
-                          int64_t j)
+                          const double *y, double *yt, double *a, int64_t n,
+                          int64_t nbatch, int64_t j)
 {
     const int64_t b = lane_index();
-    if (b >= nb)
+    if (b >= nbatch)
         return;
     double *col = a + b * n * n + j * n;
     for (int64_t i = 0; i < n; i++)
@@ -60,16 +55,14 @@ __global__ void dq_column(const double *ft, const double *fy, const double *inc,
     yt[b * n + j] = y[b * n + j];
 }
 
-__device__ double fd_step(double v) { return cbrt(DBL_EPSILON) * fmax(fabs(v), 1.0); }
-
 __global__ void fd_prepare(const double *y, const double *s, const double *p, double *yp,
                            double *ym, double *pp, double *inc, int64_t n, int64_t np,
-                           int64_t nb, int64_t j)
+                           int64_t nbatch, int64_t j)
 {
     const int64_t b = lane_index();
-    if (b >= nb)
+    if (b >= nbatch)
         return;
-    const double h = fd_step(p[b * np + j]);
+    const double h = ot__fd_step(p[b * np + j]);
     inc[b] = h;
     for (int64_t k = b * n; k < (b + 1) * n; k++) {
         const double d = s ? h * s[k] : 0.0;
@@ -82,27 +75,28 @@ __global__ void fd_prepare(const double *y, const double *s, const double *p, do
 }
 
 __global__ void fd_minus(const double *p, double *pp, const double *inc, int64_t np,
-                         int64_t nb, int64_t j)
+                         int64_t nbatch, int64_t j)
 {
     const int64_t b = lane_index();
-    if (b < nb)
+    if (b < nbatch)
         pp[b * np + j] = p[b * np + j] - inc[b];
 }
 
 __global__ void fd_combine(double *plus, const double *minus, const double *inc,
-                           int64_t rows, int64_t nb)
+                           int64_t rows, int64_t nbatch)
 {
     const int64_t b = lane_index();
-    if (b < nb)
+    if (b < nbatch)
         for (int64_t r = b * rows; r < (b + 1) * rows; r++)
             plus[r] = (plus[r] - minus[r]) / (2 * inc[b]);
 }
 
 /* One thread per (k, b) output column. */
 __global__ void nan_after(void *ys, int f32, const long long *counts, int64_t rows,
-                          int64_t nt, int64_t nb)
+                          int64_t nt, int64_t nbatch)
 {
-    for (int64_t c = lane_index(); c < nt * nb; c += (int64_t)gridDim.x * blockDim.x) {
+    for (int64_t c = lane_index(); c < nt * nbatch;
+         c += (int64_t)gridDim.x * blockDim.x) {
         const int64_t k = c % nt, b = c / nt;
         if (k < counts[b])
             continue;
@@ -116,11 +110,12 @@ __global__ void nan_after(void *ys, int f32, const long long *counts, int64_t ro
     }
 }
 
-/* Column i of a [rows, nt, nb] device output from compact [rows, nb]. */
+/* Column i of a [rows, nt, nbatch] device output from compact [rows, nbatch]. */
 __global__ void scatter(const double *src, void *dst, int f32, int64_t rows, int64_t nt,
-                        int64_t nb, int64_t i)
+                        int64_t nbatch, int64_t i)
 {
-    for (int64_t c = lane_index(); c < rows * nb; c += (int64_t)gridDim.x * blockDim.x) {
+    for (int64_t c = lane_index(); c < rows * nbatch;
+         c += (int64_t)gridDim.x * blockDim.x) {
         const int64_t b = c / rows, r = c % rows, at = (b * nt + i) * rows + r;
         if (f32)
             ((float *)dst)[at] = (float)src[c];
@@ -137,56 +132,57 @@ unsigned capped_grid(int64_t count)
 
 } // namespace
 
-void ot__cuda_replicate(double *dst, int64_t rows, int64_t nb)
+void ot__cuda_replicate(double *dst, int64_t rows, int64_t nbatch)
 {
-    replicate<<<OT_CUDA_GRID(nb)>>>(dst, rows, nb);
+    replicate<<<OT_CUDA_GRID(nbatch)>>>(dst, rows, nbatch);
 }
 
-void ot__cuda_zero_masked(double *v, const unsigned char *mask, int64_t rows, int64_t nb)
+void ot__cuda_zero_masked(double *v, const unsigned char *mask, int64_t rows,
+                          int64_t nbatch)
 {
-    zero_masked<<<OT_CUDA_GRID(nb)>>>(v, mask, rows, nb);
+    zero_masked<<<OT_CUDA_GRID(nbatch)>>>(v, mask, rows, nbatch);
 }
 
 void ot__cuda_dq_perturb(const double *y, const double *fy, const double *ewt, double *yt,
-                         double *inc, int64_t n, int64_t nb, int64_t j, double h)
+                         double *inc, int64_t n, int64_t nbatch, int64_t j, double h)
 {
-    dq_perturb<<<OT_CUDA_GRID(nb)>>>(y, fy, ewt, yt, inc, n, nb, j, h);
+    dq_perturb<<<OT_CUDA_GRID(nbatch)>>>(y, fy, ewt, yt, inc, n, nbatch, j, h);
 }
 
 void ot__cuda_dq_column(const double *ft, const double *fy, const double *inc,
-                        const double *y, double *yt, double *a, int64_t n, int64_t nb,
+                        const double *y, double *yt, double *a, int64_t n, int64_t nbatch,
                         int64_t j)
 {
-    dq_column<<<OT_CUDA_GRID(nb)>>>(ft, fy, inc, y, yt, a, n, nb, j);
+    dq_column<<<OT_CUDA_GRID(nbatch)>>>(ft, fy, inc, y, yt, a, n, nbatch, j);
 }
 
 void ot__cuda_fd_prepare(const double *y, const double *s, const double *p, double *yp,
                          double *ym, double *pp, double *inc, int64_t n, int64_t np,
-                         int64_t nb, int64_t j)
+                         int64_t nbatch, int64_t j)
 {
-    fd_prepare<<<OT_CUDA_GRID(nb)>>>(y, s, p, yp, ym, pp, inc, n, np, nb, j);
+    fd_prepare<<<OT_CUDA_GRID(nbatch)>>>(y, s, p, yp, ym, pp, inc, n, np, nbatch, j);
 }
 
 void ot__cuda_fd_minus(const double *p, double *pp, const double *inc, int64_t np,
-                       int64_t nb, int64_t j)
+                       int64_t nbatch, int64_t j)
 {
-    fd_minus<<<OT_CUDA_GRID(nb)>>>(p, pp, inc, np, nb, j);
+    fd_minus<<<OT_CUDA_GRID(nbatch)>>>(p, pp, inc, np, nbatch, j);
 }
 
 void ot__cuda_fd_combine(double *plus, const double *minus, const double *inc,
-                         int64_t rows, int64_t nb)
+                         int64_t rows, int64_t nbatch)
 {
-    fd_combine<<<OT_CUDA_GRID(nb)>>>(plus, minus, inc, rows, nb);
+    fd_combine<<<OT_CUDA_GRID(nbatch)>>>(plus, minus, inc, rows, nbatch);
 }
 
 void ot__cuda_nan_after(void *ys, int f32, const long long *counts, int64_t rows,
-                        int64_t nt, int64_t nb)
+                        int64_t nt, int64_t nbatch)
 {
-    nan_after<<<capped_grid(nt * nb), 256>>>(ys, f32, counts, rows, nt, nb);
+    nan_after<<<capped_grid(nt * nbatch), 256>>>(ys, f32, counts, rows, nt, nbatch);
 }
 
 void ot__cuda_scatter(const double *src, void *dst, int f32, int64_t rows, int64_t nt,
-                      int64_t nb, int64_t i)
+                      int64_t nbatch, int64_t i)
 {
-    scatter<<<capped_grid(rows * nb), 256>>>(src, dst, f32, rows, nt, nb, i);
+    scatter<<<capped_grid(rows * nbatch), 256>>>(src, dst, f32, rows, nt, nbatch, i);
 }

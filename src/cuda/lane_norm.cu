@@ -18,14 +18,15 @@ thread_local unsigned long long *lane_word;
 thread_local const unsigned char *lane_mask; /* device: lanes left out */
 
 __global__ void lane_sumsq(const double *x, const double *w, const double *id, int64_t n,
-                           int64_t nb, const unsigned char *mask, unsigned long long *out)
+                           int64_t nbatch, const unsigned char *mask,
+                           unsigned long long *out)
 {
     __shared__ double best[256];
     const int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     double s = 0;
     /* A lane stopped by its root stands still: its stale step history must
      * not hold back the others. */
-    if (b < nb && !(mask && mask[b]))
+    if (b < nbatch && !(mask && mask[b]))
         for (int64_t k = b * n; k < (b + 1) * n; k++)
             if (!id || id[k] > 0) {
                 const double v = x[k] * w[k];
@@ -46,12 +47,13 @@ __global__ void lane_sumsq(const double *x, const double *w, const double *id, i
 
 sunrealtype lane_norm(N_Vector x, N_Vector w, N_Vector id)
 {
-    const int64_t len = N_VGetLength(x), n = lane_n, nb = len / n;
+    const int64_t len = N_VGetLength(x), n = lane_n, nbatch = len / n;
     unsigned long long word = 0;
     if (cudaMemsetAsync(lane_word, 0, sizeof word) != cudaSuccess)
         return NAN;
-    lane_sumsq<<<OT_CUDA_GRID(nb)>>>(ot__dptr(x), ot__dptr(w), id ? ot__dptr(id) : NULL,
-                                     n, nb, lane_mask, lane_word);
+    lane_sumsq<<<OT_CUDA_GRID(nbatch)>>>(ot__dptr(x), ot__dptr(w),
+                                         id ? ot__dptr(id) : NULL, n, nbatch, lane_mask,
+                                         lane_word);
     if (cudaMemcpy(&word, lane_word, sizeof word, cudaMemcpyDeviceToHost) != cudaSuccess)
         return NAN; /* CVODE then fails its tests and the batch stops */
     double worst;

@@ -1,6 +1,6 @@
 /* Lockstep on a CUDA device: setup of NVECTOR_CUDA, the device block LU and
- * the callbacks, moving inputs in and outputs out, and the entry points
- * declared in src/cuda_backend.h. The loops are lockstep.c's. */
+ * the callbacks, moving inputs in and outputs out, and the solver's entries
+ * in the solver table (cuda/backend.h). The loops are lockstep/loops.c's. */
 #include <cvodes/cvodes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "tensor/layout.h"
 #include "solve/nv_clone.h"
+#include "core/test_hooks.h"
 #include "solve/output.h"
 #include "tensor/tensor_impl.h"
 #include "cuda/cuda_impl.h"
@@ -33,6 +34,9 @@ void state_free(ot__cuda_state *S)
                     S->inc, S->g,  S->mask, S->counts, S->word};
     for (void *p : ptrs)
         cudaFree(p);
+    for (int64_t k = 0; S->mirror && k < S->nmirror; k++)
+        cudaFree(S->mirror[k]);
+    free(S->mirror);
     cudaFreeHost(S->stage);
     free(S);
 }
@@ -43,8 +47,8 @@ template <typename T> bool dalloc(T **p, size_t count)
 }
 
 /* Copies a lane input (host or device, [rows] / [rows, 1] broadcast or
- * [rows, nb] with any column stride) into compact device [rows, nb]. */
-cudaError_t upload(double *dst, ot_view v, int64_t rows, int64_t nb)
+ * [rows, nbatch] with any column stride) into compact device [rows, nbatch]. */
+cudaError_t upload(double *dst, ot_view v, int64_t rows, int64_t nbatch)
 {
     const ot_layout *l = &v.layout;
     if (rows == 0)
@@ -52,17 +56,17 @@ cudaError_t upload(double *dst, ot_view v, int64_t rows, int64_t nb)
     const size_t width = (size_t)rows * sizeof(double);
     if (l->shape[1] == 1) {
         cudaError_t e = cudaMemcpy(dst, l->data, width, cudaMemcpyDefault);
-        if (e == cudaSuccess && nb > 1)
-            ot__cuda_replicate(dst, rows, nb);
+        if (e == cudaSuccess && nbatch > 1)
+            ot__cuda_replicate(dst, rows, nbatch);
         return e == cudaSuccess ? cudaGetLastError() : e;
     }
-    return cudaMemcpy2D(dst, width, l->data, (size_t)l->strides[1], width, (size_t)nb,
+    return cudaMemcpy2D(dst, width, l->data, (size_t)l->strides[1], width, (size_t)nbatch,
                         cudaMemcpyDefault);
 }
 
 void free_solver(ot__lockstep *L)
 {
-    ot__ls_free_common(L);
+    ot__lockstep_free_common(L);
     state_free(state(L));
 }
 
@@ -73,15 +77,15 @@ int initial_state(ot__lockstep *L)
     const ot__plan *pl = L->plan;
     const ot_ode *ode = pl->ode;
     ot__cuda_state *S = state(L);
-    const int64_t n = L->n, nb = L->nb, np = L->np;
+    const int64_t n = L->n, nbatch = L->nbatch, np = L->np;
     double *y = ot__dptr(L->y);
     if (pl->has_y0) {
-        if (ot__cuda_check(L, upload(y, pl->y0, n, nb), "y0 upload"))
+        if (ot__cuda_check(L, upload(y, pl->y0, n, nbatch), "y0 upload"))
             return OT_ERR_SOLVER;
     } else {
         int rc = ode->init(ot__cuda_view(L, S->p, np), ot__cuda_mut(L, y, n), ode->user);
         if (rc != 0 || cudaGetLastError() != cudaSuccess) {
-            snprintf(L->cb_msg, sizeof L->cb_msg, "init returned %d", rc);
+            ot__cb_note(&L->cb, -1, "init returned %d", rc);
             return OT_ERR_CALLBACK;
         }
     }
@@ -89,21 +93,22 @@ int initial_state(ot__lockstep *L)
         N_VConst(0.0, L->yS[j]);
         if (pl->has_y0)
             continue;
-        ot__cuda_fd_prepare(NULL, NULL, S->p, S->yp, S->ym, S->pp, S->inc, n, np, nb, j);
+        ot__cuda_fd_prepare(NULL, NULL, S->p, S->yp, S->ym, S->pp, S->inc, n, np, nbatch,
+                            j);
         int rc =
             ode->init(ot__cuda_view(L, S->pp, np), ot__cuda_mut(L, S->yp, n), ode->user);
-        ot__cuda_fd_minus(S->p, S->pp, S->inc, np, nb, j);
+        ot__cuda_fd_minus(S->p, S->pp, S->inc, np, nbatch, j);
         if (rc == 0)
             rc = ode->init(ot__cuda_view(L, S->pp, np), ot__cuda_mut(L, S->ym, n),
                            ode->user);
         if (rc != 0) {
-            snprintf(L->cb_msg, sizeof L->cb_msg, "init returned %d", rc);
+            ot__cb_note(&L->cb, -1, "init returned %d", rc);
             return OT_ERR_CALLBACK;
         }
-        ot__cuda_fd_combine(S->yp, S->ym, S->inc, n, nb);
+        ot__cuda_fd_combine(S->yp, S->ym, S->inc, n, nbatch);
         if (ot__cuda_check(L,
                            cudaMemcpy(ot__dptr(L->yS[j]), S->yp,
-                                      (size_t)(n * nb) * sizeof(double),
+                                      (size_t)(n * nbatch) * sizeof(double),
                                       cudaMemcpyDeviceToDevice),
                            "sensitivity start"))
             return OT_ERR_SOLVER;
@@ -113,14 +118,14 @@ int initial_state(ot__lockstep *L)
 
 int make_atol(ot__lockstep *L)
 {
-    const size_t count = (size_t)(L->n * L->nb);
+    const size_t count = (size_t)(L->n * L->nbatch);
     L->atolv = ot__nv_clone(L->y);
     double *host = (double *)malloc(count * sizeof *host);
     if (L->atolv == NULL || host == NULL) {
         free(host);
         return OT_ERR_NOMEM;
     }
-    for (int64_t b = 0; b < L->nb; b++)
+    for (int64_t b = 0; b < L->nbatch; b++)
         memcpy(host + b * L->n, L->plan->ode->atol_vec, (size_t)L->n * sizeof *host);
     const cudaError_t e = cudaMemcpy(ot__dptr(L->atolv), host, count * sizeof *host,
                                      cudaMemcpyHostToDevice);
@@ -130,8 +135,8 @@ int make_atol(ot__lockstep *L)
 
 void make_linear(ot__lockstep *L)
 {
-    L->A = ot__cuda_block_matrix_new(L->n, L->nb, L->ctx);
-    L->LS = L->A ? ot__cuda_block_solver_new(L->n, L->nb, use_cublas, L->ctx) : NULL;
+    L->A = ot__cuda_block_matrix_new(L->n, L->nbatch, L->ctx);
+    L->LS = L->A ? ot__cuda_block_solver_new(L->n, L->nbatch, use_cublas, L->ctx) : NULL;
 }
 
 /* The device mask follows L->stopped: zeroed derivatives and Jacobian
@@ -140,57 +145,54 @@ void stopped_changed(ot__lockstep *L)
 {
     ot__cuda_state *S = state(L);
     S->any_stopped = 1;
-    ot__cuda_check(L,
-                   cudaMemcpy(S->mask, L->stopped, (size_t)L->nb, cudaMemcpyHostToDevice),
-                   "stopped lanes");
+    ot__cuda_check(
+        L, cudaMemcpy(S->mask, L->stopped, (size_t)L->nbatch, cudaMemcpyHostToDevice),
+        "stopped lanes");
 }
 
 int emit(ot__lockstep *L, ot_solution *sol, int64_t i, double t, N_Vector yv);
 int host_rows(ot__lockstep *L, double t, N_Vector y, double *dst);
-void nan_fill(ot__lockstep *L, ot_solution *sol);
 
-const ot__ls_backend cuda_backend = {
-    emit,         host_rows,       nan_fill,          ot__cuda_rhs,
-    ot__cuda_jac, ot__cuda_root,   ot__cuda_sens_rhs, make_atol,
-    make_linear,  stopped_changed, initial_state};
+const ot__lockstep_backend cuda_backend = {
+    .emit = emit,
+    .host_rows = host_rows,
+    .rhs = ot__cuda_rhs,
+    .jac = ot__cuda_jac,
+    .root = ot__cuda_root,
+    .sens_rhs = ot__cuda_sens_rhs,
+    .make_atol = make_atol,
+    .make_linear = make_linear,
+    .stopped_changed = stopped_changed,
+    .initial_state = initial_state,
+};
 
-int make_solver(ot__lockstep *L, const ot__plan *pl)
+int make_solver(ot__lockstep *L, const ot__plan *pl, ot__cuda_state *S)
 {
-    memset(L, 0, sizeof *L);
-    L->be = &cuda_backend;
-    L->plan = pl;
-    L->n = pl->n;
-    L->nb = pl->nbatch;
-    L->np = pl->np;
-    L->rows = pl->rows;
-    const size_t n = (size_t)L->n, nb = (size_t)L->nb, np = (size_t)L->np;
+    const size_t n = (size_t)L->n, nbatch = (size_t)L->nbatch, np = (size_t)L->np;
     const size_t rows = (size_t)L->rows, nr = (size_t)pl->ode->nroots;
-    ot__cuda_state *S = (ot__cuda_state *)calloc(1, sizeof *S);
-    L->dev = S;
-    L->stopped = (unsigned char *)calloc(nb, 1);
-    L->rootsfound = (int *)malloc((nr * nb + 1) * sizeof *L->rootsfound);
-    if (!S || !L->stopped || !L->rootsfound)
+    L->stopped = (unsigned char *)calloc(nbatch, 1);
+    L->rootsfound = (int *)malloc((nr * nbatch + 1) * sizeof *L->rootsfound);
+    if (!L->stopped || !L->rootsfound)
         return OT_ERR_NOMEM;
-    S->device = pl->ode->device.id;
-    if (ot__cuda_check(L, cudaSetDevice(S->device), "cudaSetDevice"))
-        return OT_ERR_NO_CUDA;
-    if (!dalloc(&S->p, np * nb) || !dalloc(&S->pp, np * nb) ||
-        !dalloc(&S->o, rows * nb) || !dalloc(&S->o2, rows * nb) ||
-        !dalloc(&S->yp, n * nb) || !dalloc(&S->ym, n * nb) || !dalloc(&S->inc, nb) ||
-        !dalloc(&S->g, nr * nb) || !dalloc(&S->mask, nb) ||
-        cudaMallocHost((void **)&S->stage, (rows * nb + 1) * sizeof(double)) !=
+    if (!dalloc(&S->p, np * nbatch) || !dalloc(&S->pp, np * nbatch) ||
+        !dalloc(&S->o, rows * nbatch) || !dalloc(&S->o2, rows * nbatch) ||
+        !dalloc(&S->yp, n * nbatch) || !dalloc(&S->ym, n * nbatch) ||
+        !dalloc(&S->inc, nbatch) || !dalloc(&S->g, nr * nbatch) ||
+        !dalloc(&S->mask, nbatch) ||
+        cudaMallocHost((void **)&S->stage, (rows * nbatch + 1) * sizeof(double)) !=
             cudaSuccess ||
-        !dalloc(&S->counts, nb) || !dalloc(&S->word, 1) ||
-        cudaMemset(S->mask, 0, nb) != cudaSuccess ||
+        !dalloc(&S->counts, nbatch) || !dalloc(&S->word, 1) ||
+        cudaMemset(S->mask, 0, nbatch) != cudaSuccess ||
         SUNContext_Create(NULL, &L->ctx) != 0)
         return OT_ERR_NOMEM;
-    if (np > 0 && ot__cuda_check(L, upload(S->p, pl->p, L->np, L->nb), "params upload"))
+    if (np > 0 &&
+        ot__cuda_check(L, upload(S->p, pl->p, L->np, L->nbatch), "params upload"))
         return OT_ERR_SOLVER;
-    L->y = N_VNew_Cuda(L->n * L->nb, L->ctx);
+    L->y = N_VNew_Cuda(L->n * L->nbatch, L->ctx);
     if (L->y == NULL)
         return OT_ERR_NOMEM;
     ot__cuda_lane_norm(L->y, L->n, S->mask, S->word);
-    return ot__ls_finish_setup(L);
+    return ot__lockstep_finish_setup(L);
 }
 
 /* ---- Backend: moving results out ---------------------------------------- */
@@ -206,8 +208,7 @@ const double *device_rows(ot__lockstep *L, double t, const double *y, int *st)
     int rc = ode->out(t, ot__cuda_view(L, y, L->n), ot__cuda_view(L, S->p, L->np),
                       ot__cuda_mut(L, S->o, L->rows), ode->user);
     if (rc != 0 || cudaGetLastError() != cudaSuccess) {
-        snprintf(L->cb_msg, sizeof L->cb_msg, "out returned %d at t = %g", rc, t);
-        L->cb_failed = 2;
+        ot__cb_returned(&L->cb, "out", rc, t, OT__CB_FINAL);
         *st = OT_ERR_CALLBACK;
     }
     return S->o;
@@ -218,43 +219,45 @@ int out_sens(ot__lockstep *L, double t, const double *y, const double *s, int64_
 {
     const ot_ode *ode = L->plan->ode;
     ot__cuda_state *S = state(L);
-    ot__cuda_fd_prepare(y, s, S->p, S->yp, S->ym, S->pp, S->inc, L->n, L->np, L->nb, j);
+    ot__cuda_fd_prepare(y, s, S->p, S->yp, S->ym, S->pp, S->inc, L->n, L->np, L->nbatch,
+                        j);
     int rc = ode->out(t, ot__cuda_view(L, S->yp, L->n), ot__cuda_view(L, S->pp, L->np),
                       ot__cuda_mut(L, S->o2, L->rows), ode->user);
-    ot__cuda_fd_minus(S->p, S->pp, S->inc, L->np, L->nb, j);
+    ot__cuda_fd_minus(S->p, S->pp, S->inc, L->np, L->nbatch, j);
     if (rc == 0)
         rc = ode->out(t, ot__cuda_view(L, S->ym, L->n), ot__cuda_view(L, S->pp, L->np),
                       ot__cuda_mut(L, S->o, L->rows), ode->user);
-    if (rc != 0) {
-        snprintf(L->cb_msg, sizeof L->cb_msg, "out returned %d at t = %g", rc, t);
-        L->cb_failed = 2;
+    if (rc != 0 || cudaGetLastError() != cudaSuccess) {
+        ot__cb_returned(&L->cb, "out", rc, t, OT__CB_FINAL);
         return OT_ERR_CALLBACK;
     }
-    ot__cuda_fd_combine(S->o2, S->o, S->inc, L->rows, L->nb);
+    ot__cuda_fd_combine(S->o2, S->o, S->inc, L->rows, L->nbatch);
     return OT_OK;
 }
 
-/* Column [:, i, :] of an output tensor from device rows [rows, nb]: a
- * scatter kernel for device outputs; for host outputs one copy into pinned
- * staging, then per-lane stores (small strided device-to-host copies are
- * slow). */
-int store_column(ot__lockstep *L, const ot_tensor *t, int64_t i, const double *src)
+/* Column [:, i, :] of output k (0: ys, 1 + j: sensitivity j) from device
+ * rows [rows, nbatch]: a scatter kernel into device outputs or their
+ * device mirrors; without a mirror one copy into pinned staging, then
+ * per-lane stores (small strided device-to-host copies are slow). */
+int store_column(ot__lockstep *L, const ot_tensor *t, int64_t k, int64_t i,
+                 const double *src)
 {
     const ot_layout *l = ot_tensor_layout(t);
     ot__cuda_state *S = state(L);
-    if (l->device.type == OT_CUDA) {
-        ot__cuda_scatter(src, l->data, l->dtype == OT_F32, L->rows, l->shape[1], L->nb,
+    void *dst = l->device.type == OT_CUDA ? l->data : S->mirror ? S->mirror[k] : NULL;
+    if (dst != NULL) {
+        ot__cuda_scatter(src, dst, l->dtype == OT_F32, L->rows, l->shape[1], L->nbatch,
                          i);
         return ot__cuda_check(L, cudaGetLastError(), "output scatter") ? OT_ERR_SOLVER
                                                                        : OT_OK;
     }
     if (ot__cuda_check(L,
                        cudaMemcpy(S->stage, src,
-                                  (size_t)(L->rows * L->nb) * sizeof(double),
+                                  (size_t)(L->rows * L->nbatch) * sizeof(double),
                                   cudaMemcpyDeviceToHost),
                        "output copy"))
         return OT_ERR_SOLVER;
-    for (int64_t b = 0; b < L->nb; b++)
+    for (int64_t b = 0; b < L->nbatch; b++)
         ot__out_store(t, i, b, S->stage + b * L->rows, L->rows);
     return OT_OK;
 }
@@ -265,7 +268,7 @@ int emit(ot__lockstep *L, ot_solution *sol, int64_t i, double t, N_Vector yv)
     int st;
     const double *rows = device_rows(L, t, y, &st);
     if (st == OT_OK)
-        st = store_column(L, sol->ys, i, rows);
+        st = store_column(L, sol->ys, 0, i, rows);
     for (int64_t j = 0; st == OT_OK && L->plan->kind == OT__SENS && j < L->np; j++) {
         const double *s = ot__dptr(L->yS[j]);
         if (L->plan->ode->out) {
@@ -273,11 +276,11 @@ int emit(ot__lockstep *L, ot_solution *sol, int64_t i, double t, N_Vector yv)
                 break;
             s = state(L)->o2;
         }
-        st = store_column(L, sol->sens[j], i, s);
+        st = store_column(L, sol->sens[j], 1 + j, i, s);
     }
     if (st != OT_OK)
         return st;
-    for (int64_t b = 0; b < L->nb; b++)
+    for (int64_t b = 0; b < L->nbatch; b++)
         if (!L->stopped[b]) {
             sol->count[b] = i + 1;
             sol->stats[b].final_time = t;
@@ -292,37 +295,17 @@ int host_rows(ot__lockstep *L, double t, N_Vector y, double *dst)
     if (st != OT_OK)
         return st;
     return ot__cuda_check(L,
-                          cudaMemcpy(dst, rows, (size_t)(L->rows * L->nb) * sizeof *dst,
+                          cudaMemcpy(dst, rows,
+                                     (size_t)(L->rows * L->nbatch) * sizeof *dst,
                                      cudaMemcpyDeviceToHost),
                           "step copy")
                ? OT_ERR_SOLVER
                : OT_OK;
 }
 
-void nan_fill(ot__lockstep *L, ot_solution *sol)
-{
-    if (sol->ys == NULL || ot_tensor_layout(sol->ys)->device.type != OT_CUDA) {
-        ot__ls_nan_fill_host(L, sol);
-        return;
-    }
-    ot__cuda_state *S = state(L);
-    const ot__plan *pl = L->plan;
-    static_assert(sizeof(long long) == sizeof(int64_t), "counts are int64");
-    if (cudaMemcpy(S->counts, sol->count, (size_t)L->nb * sizeof(int64_t),
-                   cudaMemcpyHostToDevice) != cudaSuccess)
-        return;
-    const int f32 = ot_tensor_layout(sol->ys)->dtype == OT_F32;
-    ot__cuda_nan_after(ot_tensor_layout(sol->ys)->data, f32, S->counts, pl->rows, pl->nt,
-                       L->nb);
-    for (int64_t j = 0; pl->kind == OT__SENS && j < pl->np; j++)
-        ot__cuda_nan_after(ot_tensor_layout(sol->sens[j])->data, f32, S->counts, pl->rows,
-                           pl->nt, L->nb);
-    cudaDeviceSynchronize();
-}
-
 void release_device(void *ctx) { cudaFree(ctx); }
 
-/* A device tensor [rows, nt, nb] owned by the solution (freed with
+/* A device tensor [rows, nt, nbatch] owned by the solution (freed with
  * cudaFree). */
 int device_tensor(ot_tensor **out, const ot__plan *pl, const char *name)
 {
@@ -364,47 +347,63 @@ int device_count(int *count, const char *who)
 
 /* Host outputs of a dense solve are gathered in device mirrors and copied
  * over once at the end: per-output copies into the strided host layout cost
- * more than the solve itself at a million lanes. Returns the number of
- * mirrored tensors (0: none, the host path stores directly). */
-int64_t mirror_outputs(const ot__plan *pl, ot_solution *sol, ot_tensor **host)
+ * more than the solve itself at a million lanes. Without memory for them
+ * the stores go to the host per output instead. */
+void make_mirrors(ot__cuda_state *S, const ot__plan *pl, const ot_solution *sol)
 {
-    const int64_t count = 1 + (pl->kind == OT__SENS ? pl->np : 0);
-    for (int64_t k = 0; k < count; k++) {
-        ot_tensor **slot = k == 0 ? &sol->ys : &sol->sens[k - 1];
-        ot_tensor *dev = NULL;
-        if (device_tensor(&dev, pl, "ys") != OT_OK) {
-            for (int64_t q = 0; q < k; q++) { /* undo: keep the host tensors */
-                ot_tensor **back = q == 0 ? &sol->ys : &sol->sens[q - 1];
-                ot_tensor_free(*back);
-                *back = host[q];
-            }
-            ot_clear_error();
-            return 0;
+    if (pl->kind == OT__STEPS || ot_tensor_layout(sol->ys)->device.type == OT_CUDA)
+        return;
+    const int64_t count = 1 + sol->nsens;
+    const size_t bytes = (size_t)ot_view_numel(ot_tensor_view(sol->ys)) *
+                         ot_dtype_size(pl->ode->out_dtype);
+    S->mirror = (void **)calloc((size_t)count, sizeof *S->mirror);
+    if (S->mirror == NULL)
+        return;
+    S->nmirror = count;
+    for (int64_t k = 0; k < count; k++)
+        if (cudaMalloc(&S->mirror[k], bytes ? bytes : 1) != cudaSuccess) {
+            cudaGetLastError();
+            for (int64_t q = 0; q < k; q++)
+                cudaFree(S->mirror[q]);
+            free(S->mirror);
+            S->mirror = NULL;
+            S->nmirror = 0;
+            return;
         }
-        host[k] = *slot;
-        *slot = dev;
-    }
-    return count;
 }
 
-/* Copies the mirrors back into the host tensors and puts those back. */
-int unmirror_outputs(ot_solution *sol, ot_tensor **host, int64_t count)
+/* The mirrors into the host outputs (both compact [rows, nt, nbatch]). */
+int copy_mirrors(const ot__cuda_state *S, ot_solution *sol)
 {
     cudaError_t e = cudaSuccess;
-    for (int64_t k = 0; k < count; k++) {
-        ot_tensor **slot = k == 0 ? &sol->ys : &sol->sens[k - 1];
-        const ot_layout *d = ot_tensor_layout(*slot), *h = ot_tensor_layout(host[k]);
+    for (int64_t k = 0; S->mirror && k < S->nmirror && e == cudaSuccess; k++) {
+        const ot_tensor *h = k == 0 ? sol->ys : sol->sens[k - 1];
+        const ot_layout *l = ot_tensor_layout(h);
         const size_t bytes =
-            (size_t)ot_view_numel(ot_tensor_view(*slot)) * ot_dtype_size(d->dtype);
-        if (e == cudaSuccess)
-            e = cudaMemcpy(h->data, d->data, bytes, cudaMemcpyDeviceToHost);
-        ot_tensor_free(*slot);
-        *slot = host[k];
+            (size_t)ot_view_numel(ot_tensor_view(h)) * ot_dtype_size(l->dtype);
+        e = cudaMemcpy(l->data, S->mirror[k], bytes, cudaMemcpyDeviceToHost);
     }
     return e == cudaSuccess
                ? OT_OK
                : ot__fail(OT_ERR_DEVICE, "solve: copying outputs to the host: %s",
                           cudaGetErrorString(e));
+}
+
+/* The device the plan asks for, checked and made current. */
+int use_device(const ot__plan *pl)
+{
+    int count;
+    int st = device_count(&count, "device");
+    if (st != OT_OK)
+        return st;
+    if (pl->ode->device.id >= count)
+        return ot__fail(OT_ERR_NO_CUDA, "device: CUDA device %d requested, %d present",
+                        (int)pl->ode->device.id, count);
+    const cudaError_t e = cudaSetDevice(pl->ode->device.id);
+    if (e != cudaSuccess)
+        return ot__fail(OT_ERR_NO_CUDA, "device: cudaSetDevice(%d): %s",
+                        (int)pl->ode->device.id, cudaGetErrorString(e));
+    return OT_OK;
 }
 
 } // namespace
@@ -418,7 +417,7 @@ extern "C" int ot_cuda_device_count(int *count)
     return st;
 }
 
-extern "C" int ot__cuda_to_host(ot_view v, ot_tensor **out, const char *name)
+extern "C" int ot__cuda_host_copy(ot_view v, ot_tensor **out, const char *name)
 {
     const ot_layout *l = &v.layout;
     int count;
@@ -448,51 +447,62 @@ extern "C" int ot__cuda_to_host(ot_view v, ot_tensor **out, const char *name)
     return OT_OK;
 }
 
-extern "C" int ot__cuda_lockstep_run(const ot__plan *pl, const ot__sink *sk)
+extern "C" int ot__cuda_alloc_output(ot_tensor **out, const ot__plan *pl,
+                                     const char *name)
 {
-    int count;
-    int st = device_count(&count, "device");
+    if (!pl->ode->outputs_on_device) {
+        const int64_t shape[3] = {pl->rows, pl->nt, pl->nbatch};
+        return ot__tensor_alloc(out, (ot_dtype)pl->ode->out_dtype, 3, shape, name);
+    }
+    const int st = use_device(pl);
+    return st == OT_OK ? device_tensor(out, pl, name) : st;
+}
+
+extern "C" int ot__cuda_pad_outputs(const ot__plan *pl, ot_solution *sol)
+{
+    long long *counts = NULL;
+    static_assert(sizeof(long long) == sizeof(int64_t), "counts are int64");
+    const size_t bytes = (size_t)pl->nbatch * sizeof(int64_t);
+    cudaError_t e = cudaMalloc((void **)&counts, bytes ? bytes : 1);
+    if (e == cudaSuccess)
+        e = cudaMemcpy(counts, sol->count, bytes, cudaMemcpyHostToDevice);
+    if (e == cudaSuccess) {
+        const int f32 = ot_tensor_layout(sol->ys)->dtype == OT_F32;
+        ot__cuda_nan_after(ot_tensor_layout(sol->ys)->data, f32, counts, pl->rows, pl->nt,
+                           pl->nbatch);
+        for (int64_t j = 0; j < sol->nsens; j++)
+            ot__cuda_nan_after(ot_tensor_layout(sol->sens[j])->data, f32, counts,
+                               pl->rows, pl->nt, pl->nbatch);
+        e = cudaDeviceSynchronize();
+    }
+    cudaFree(counts);
+    return e == cudaSuccess
+               ? OT_OK
+               : ot__fail(OT_ERR_DEVICE, "solve: NaN padding on the device: %s",
+                          cudaGetErrorString(e));
+}
+
+extern "C" int ot__cuda_run(const ot__plan *pl, const ot__sink *sk)
+{
+    int st = use_device(pl);
     if (st != OT_OK)
         return st;
-    if (pl->ode->device.id >= count)
-        return ot__fail(OT_ERR_NO_CUDA, "device: CUDA device %d requested, %d present",
-                        (int)pl->ode->device.id, count);
-    if ((st = cudaSetDevice(pl->ode->device.id)) != cudaSuccess)
-        return ot__fail(OT_ERR_NO_CUDA, "device: cudaSetDevice(%d): %s",
-                        (int)pl->ode->device.id, cudaGetErrorString((cudaError_t)st));
-    ot_solution *sol = sk->sol;
-    int64_t mirrored = 0;
-    ot_tensor **host = NULL;
-    if (pl->ode->outputs_on_device && pl->kind != OT__STEPS) {
-        st = device_tensor(&sol->ys, pl, "ys");
-        for (int64_t j = 0; st == OT_OK && pl->kind == OT__SENS && j < pl->np; j++)
-            st = device_tensor(&sol->sens[j], pl, "sens");
-        if (st != OT_OK)
-            return st;
-    } else if (pl->kind != OT__STEPS &&
-               (host = (ot_tensor **)calloc((size_t)pl->np + 1, sizeof *host)) != NULL) {
-        mirrored = mirror_outputs(pl, sol, host);
-    }
     ot__lockstep L;
-    st = make_solver(&L, pl);
-    if (st == OT_ERR_CALLBACK) {
-        ot__lockstep_init_failed(&L, sk);
-        st = OT_OK;
-    } else if (st == OT_ERR_NOMEM) {
-        st =
-            ot__fail(st, "solve: cannot allocate the CUDA lockstep solver for %lld lanes",
-                     (long long)pl->nbatch);
-    } else if (st != OT_OK) {
-        st = ot__fail(st, "solve: CUDA lockstep setup failed: %s", L.cv_msg);
+    ot__lockstep_init(&L, pl, &cuda_backend);
+    ot__cuda_state *S = (ot__cuda_state *)calloc(1, sizeof *S);
+    L.dev = S;
+    if (S == NULL) {
+        st = ot__lockstep_solve(&L, sk, OT_ERR_NOMEM, "CUDA lockstep");
     } else {
-        ot__lockstep_loop(&L, sk);
+        S->device = pl->ode->device.id;
+        make_mirrors(S, pl, sk->sol);
+        st = ot__lockstep_solve(&L, sk, make_solver(&L, pl, S), "CUDA lockstep");
         cudaDeviceSynchronize();
+        if (S->mirror) {
+            const int copied = copy_mirrors(S, sk->sol);
+            st = st == OT_OK ? copied : st;
+        }
     }
     free_solver(&L);
-    if (mirrored) {
-        const int copied = unmirror_outputs(sol, host, mirrored);
-        st = st == OT_OK ? copied : st;
-    }
-    free(host);
     return st;
 }

@@ -1,7 +1,7 @@
-/* The CUDA entry points of a build without the CUDA backend: every one says
- * so, so a CUDA request fails cleanly with OT_ERR_NO_CUDA. */
-#include "cuda/backend.h"
+/* The CUDA solver's entries in a build without the CUDA backend: every one
+ * says so, so a CUDA request fails cleanly with OT_ERR_NO_CUDA. */
 #include "core/error.h"
+#include "cuda/backend.h"
 
 static int no_backend(const char *what)
 {
@@ -12,13 +12,25 @@ static int no_backend(const char *what)
         what);
 }
 
-int ot__cuda_lockstep_run(const ot__plan *plan, const ot__sink *sink)
+int ot__cuda_run(const ot__plan *plan, const ot__sink *sink)
 {
     (void)plan, (void)sink;
     return no_backend("device");
 }
 
-int ot__cuda_to_host(ot_view v, ot_tensor **out, const char *name)
+int ot__cuda_alloc_output(ot_tensor **out, const ot__plan *plan, const char *name)
+{
+    (void)out, (void)plan, (void)name;
+    return no_backend("device");
+}
+
+int ot__cuda_pad_outputs(const ot__plan *plan, ot_solution *sol)
+{
+    (void)plan, (void)sol;
+    return no_backend("device");
+}
+
+int ot__cuda_host_copy(ot_view v, ot_tensor **out, const char *name)
 {
     (void)v, (void)out;
     return no_backend(name);

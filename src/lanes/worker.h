@@ -1,18 +1,20 @@
-/* Private: the lanes-mode worker, shared by its setup (lane_worker.c) and its
- * per-lane solve (lane_solve.c). */
-#ifndef OT_SRC_LANE_WORKER_H
-#define OT_SRC_LANE_WORKER_H
+/* Private: the lanes-mode worker, shared by its setup (worker.c), its
+ * per-lane solve (lane.c) and the pool (pool.c). */
+#ifndef OT_SRC_LANES_WORKER_H
+#define OT_SRC_LANES_WORKER_H
 
 #include <sundials/sundials_linearsolver.h>
 #include <sundials/sundials_matrix.h>
 #include <sundials/sundials_nonlinearsolver.h>
 #include <sundials/sundials_nvector.h>
 
+#include "solve/callback.h"
 #include "solve/solve.h"
 
-struct ot__worker {
+typedef struct {
     const ot__plan *plan;
     int64_t n;
+    int64_t lane; /* the lane being solved, for messages */
     SUNContext ctx;
     void *cv;
     N_Vector y;  /* no own data: points at an output column or ys_scratch */
@@ -31,16 +33,19 @@ struct ot__worker {
     ot_view p;         /* the lane's params as the callbacks see them */
     ot_view yview;     /* [n, 1] over CVODE's y, data set per call */
     ot_view_mut dview; /* [n, 1] over CVODE's dydt, data set per call */
-    int cb_failed;
-    int nan_count;             /* NaN/Inf results from callbacks in this lane */
-    char cb_msg[200];          /* the lane's last callback problem */
-    char cv_msg[200];          /* CVODE's last error message */
-    double *steps_t, *steps_y; /* ot_solve: growable per-lane records */
-    int64_t steps_cap;
-};
+    ot__cb cb;         /* the lane's callback problems and CVODE's messages */
+    ot__record steps;  /* ot_solve: this lane's steps, handed to the sink */
+} ot__lanes_worker;
 
-/* Views over worker storage ([rows, cols] compact f64), for lane_solve.c. */
-ot_view ot__cview(const double *data, int64_t rows);
-ot_view_mut ot__mview(double *data, int64_t rows, int64_t cols);
+/* One CVODE(S) instance configured for plan, reused for every lane this
+ * worker solves. Ownership: *out is the caller's (ot__lanes_worker_free).
+ * @return OT_OK, OT_ERR_NOMEM or OT_ERR_SOLVER. */
+int ot__lanes_worker_new(ot__lanes_worker **out, const ot__plan *plan);
+void ot__lanes_worker_free(ot__lanes_worker *w);
+
+/* Solves lane b into the sink; the lane's status, message, count, root and
+ * statistics go into sink->sol. Never fails as a whole: a lane that cannot
+ * be solved records why. */
+void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sink);
 
 #endif

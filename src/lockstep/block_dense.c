@@ -7,7 +7,7 @@
 #include <sundials/sundials_dense.h>
 
 #include "core/alloc.h"
-#include "lockstep/lockstep_impl.h"
+#include "lockstep/lockstep.h"
 
 typedef struct {
     sunindextype n, nbatch;
@@ -111,7 +111,8 @@ static SUNMatrix clone(SUNMatrix A)
     return make_matrix(bc(A)->n, bc(A)->nbatch, A->sunctx, 0);
 }
 
-SUNMatrix ot__block_matrix_new(sunindextype n, sunindextype nbatch, SUNContext ctx)
+SUNMatrix ot__lockstep_block_matrix_new(sunindextype n, sunindextype nbatch,
+                                        SUNContext ctx)
 {
     return make_matrix(n, nbatch, ctx, 1);
 }
@@ -147,7 +148,7 @@ static SUNMatrix make_matrix(sunindextype n, sunindextype nbatch, SUNContext ctx
     return A;
 }
 
-sunrealtype *ot__block_matrix_data(SUNMatrix A) { return bc(A)->data; }
+sunrealtype *ot__lockstep_block_data(SUNMatrix A) { return bc(A)->data; }
 
 /* ---- The block LU solver ------------------------------------------------- */
 
@@ -189,7 +190,7 @@ static void point_columns(solver_content *c, sunrealtype *blk)
 static int ls_setup(SUNLinearSolver S, SUNMatrix A)
 {
     solver_content *c = sc(S);
-    sunrealtype *a = ot__block_matrix_data(A);
+    sunrealtype *a = ot__lockstep_block_data(A);
     for (sunindextype b = 0; b < c->nbatch; b++) {
         point_columns(c, a + b * c->n * c->n);
         sunindextype f = SUNDlsMat_denseGETRF(c->cols, c->n, c->n, c->pivots + b * c->n);
@@ -207,7 +208,7 @@ static int ls_solve(SUNLinearSolver S, SUNMatrix A, N_Vector x, N_Vector b,
 {
     (void)tol;
     solver_content *c = sc(S);
-    sunrealtype *a = ot__block_matrix_data(A);
+    sunrealtype *a = ot__lockstep_block_data(A);
     N_VScale(1.0, b, x);
     sunrealtype *xd = N_VGetArrayPointer(x);
     for (sunindextype k = 0; k < c->nbatch; k++) {
@@ -241,7 +242,8 @@ static int ls_free(SUNLinearSolver S)
     return 0;
 }
 
-SUNLinearSolver ot__block_solver_new(sunindextype n, sunindextype nbatch, SUNContext ctx)
+SUNLinearSolver ot__lockstep_block_solver_new(sunindextype n, sunindextype nbatch,
+                                              SUNContext ctx)
 {
     SUNLinearSolver S = OT__SUN_NEW(SUNLinSolNewEmpty(ctx));
     solver_content *c = S ? OT__CALLOC(1, sizeof *c) : NULL;

@@ -3,14 +3,15 @@
 #include <cvodes/cvodes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
-#include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
 
 #include "core/alloc.h"
-#include "solve/nv_clone.h"
-#include "core/error.h"
+#include "core/test_hooks.h"
 #include "lockstep/lockstep.h"
-#include "solve/output.h"
+#include "solve/dq.h"
+#include "solve/nv_clone.h"
+#include "tensor/tensor_impl.h"
 
 static _Thread_local int plain_norm;
 
@@ -20,7 +21,7 @@ void ot__lockstep_plain_norm(int plain) { plain_norm = plain; }
 
 static void free_solver(ot__lockstep *L)
 {
-    ot__ls_free_common(L);
+    ot__lockstep_free_common(L);
     free(L->p);
     free(L->pp);
     free(L->o);
@@ -30,52 +31,51 @@ static void free_solver(ot__lockstep *L)
     free(L->inc);
 }
 
+/* init over every lane at params p into y ([n, nbatch]). */
+static int call_init(ot__lockstep *L, const double *p, double *y)
+{
+    const ot_ode *ode = L->plan->ode;
+    const int rc = ode->init(ot__view_compact(p, L->np, L->nbatch),
+                             ot__view_mut_compact(y, L->n, L->nbatch), ode->user);
+    if (rc != 0) {
+        ot__cb_note(&L->cb, -1, "init returned %d", rc);
+        return OT_ERR_CALLBACK;
+    }
+    return OT_OK;
+}
+
 /* y0 for every lane into L->y, and the initial sensitivities (zero, or
  * central differences of init). */
 static int initial_state(ot__lockstep *L)
 {
     const ot__plan *pl = L->plan;
-    const ot_ode *ode = pl->ode;
-    const int64_t n = L->n, nb = L->nb, np = L->np;
+    const int64_t n = L->n, nbatch = L->nbatch, np = L->np;
     double *y = N_VGetArrayPointer(L->y);
-    for (int64_t b = 0; pl->has_y0 && b < nb; b++)
+    for (int64_t b = 0; pl->has_y0 && b < nbatch; b++)
         memcpy(y + b * n, ot_view_lane(pl->y0, b), (size_t)n * sizeof *y);
-    if (!pl->has_y0) {
-        int rc = ode->init(ot__ls_view(L->p, np, nb), ot__ls_mut(y, n, nb), ode->user);
-        if (rc != 0) {
-            snprintf(L->cb_msg, sizeof L->cb_msg, "init returned %d", rc);
-            return OT_ERR_CALLBACK;
-        }
-    }
+    if (!pl->has_y0 && call_init(L, L->p, y) != OT_OK)
+        return OT_ERR_CALLBACK;
     for (int64_t j = 0; pl->kind == OT__SENS && j < np; j++) {
         double *s = N_VGetArrayPointer(L->yS[j]);
-        memset(s, 0, (size_t)(n * nb) * sizeof *s);
+        memset(s, 0, (size_t)(n * nbatch) * sizeof *s);
         if (pl->has_y0)
             continue;
-        memcpy(L->pp, L->p, (size_t)(np * nb) * sizeof *L->pp);
-        for (int64_t b = 0; b < nb; b++)
-            L->pp[b * np + j] += ot__ls_fd_step(L->p[b * np + j]);
-        int rc =
-            ode->init(ot__ls_view(L->pp, np, nb), ot__ls_mut(L->yp, n, nb), ode->user);
-        for (int64_t b = 0; b < nb; b++)
-            L->pp[b * np + j] = L->p[b * np + j] - ot__ls_fd_step(L->p[b * np + j]);
-        if (rc == 0)
-            rc = ode->init(ot__ls_view(L->pp, np, nb), ot__ls_mut(L->ym, n, nb),
-                           ode->user);
-        if (rc != 0) {
-            snprintf(L->cb_msg, sizeof L->cb_msg, "init returned %d", rc);
-            return OT_ERR_CALLBACK;
-        }
-        for (int64_t b = 0; b < nb; b++)
+        memcpy(L->pp, L->p, (size_t)(np * nbatch) * sizeof *L->pp);
+        for (int64_t b = 0; b < nbatch; b++)
+            L->pp[b * np + j] += ot__fd_step(L->p[b * np + j]);
+        int st = call_init(L, L->pp, L->yp);
+        for (int64_t b = 0; b < nbatch; b++)
+            L->pp[b * np + j] = L->p[b * np + j] - ot__fd_step(L->p[b * np + j]);
+        if (st == OT_OK)
+            st = call_init(L, L->pp, L->ym);
+        if (st != OT_OK)
+            return st;
+        for (int64_t b = 0; b < nbatch; b++)
             for (int64_t i = b * n; i < (b + 1) * n; i++)
-                s[i] = (L->yp[i] - L->ym[i]) / (2 * ot__ls_fd_step(L->p[b * np + j]));
+                s[i] = (L->yp[i] - L->ym[i]) / (2 * ot__fd_step(L->p[b * np + j]));
     }
-    for (int64_t k = 0; k < n * nb; k++)
-        if (!isfinite(y[k])) {
-            snprintf(L->cb_msg, sizeof L->cb_msg, "init wrote NaN or Inf in lane %lld",
-                     (long long)(k / n));
-            return OT_ERR_CALLBACK;
-        }
+    if (ot__cb_finite(&L->cb, "init", "y0", y, n, nbatch, 0, NAN, OT__CB_FINAL) != 0)
+        return OT_ERR_CALLBACK;
     return OT_OK;
 }
 
@@ -84,87 +84,52 @@ static int make_atol(ot__lockstep *L)
     if ((L->atolv = ot__nv_clone(L->y)) == NULL)
         return OT_ERR_NOMEM;
     double *a = N_VGetArrayPointer(L->atolv);
-    for (int64_t b = 0; b < L->nb; b++)
+    for (int64_t b = 0; b < L->nbatch; b++)
         memcpy(a + b * L->n, L->plan->ode->atol_vec, (size_t)L->n * sizeof *a);
     return OT_OK;
 }
 
 static void make_linear(ot__lockstep *L)
 {
-    L->A = ot__block_matrix_new(L->n, L->nb, L->ctx);
-    L->LS = L->A ? ot__block_solver_new(L->n, L->nb, L->ctx) : NULL;
+    L->A = ot__lockstep_block_matrix_new(L->n, L->nbatch, L->ctx);
+    L->LS = L->A ? ot__lockstep_block_solver_new(L->n, L->nbatch, L->ctx) : NULL;
 }
 
-static int emit_dense(ot__lockstep *L, ot_solution *sol, int64_t i, double t,
-                      N_Vector yv);
-static int host_rows(ot__lockstep *L, double t, N_Vector y, double *dst);
-
-static const ot__ls_backend cpu_backend = {
-    emit_dense,  host_rows,   ot__ls_nan_fill_host, ot__ls_rhs,
-    ot__ls_jac,  ot__ls_root, ot__ls_sens_rhs,      make_atol,
-    make_linear, NULL,        initial_state};
-
-static int make_solver(ot__lockstep *L, const ot__plan *pl)
-{
-    memset(L, 0, sizeof *L);
-    L->be = &cpu_backend;
-    L->plan = pl;
-    L->n = pl->n;
-    L->nb = pl->nbatch;
-    L->np = pl->np;
-    L->rows = pl->rows;
-    const size_t n = (size_t)L->n, nb = (size_t)L->nb, np = (size_t)L->np;
-    const size_t rows = (size_t)L->rows, nr = (size_t)pl->ode->nroots;
-    L->p = OT__MALLOC((np * nb + 1) * sizeof *L->p);
-    L->pp = OT__MALLOC((np * nb + 1) * sizeof *L->pp);
-    L->o = OT__MALLOC(rows * nb * sizeof *L->o);
-    L->o2 = OT__MALLOC(rows * nb * sizeof *L->o2);
-    L->yp = OT__MALLOC(n * nb * sizeof *L->yp);
-    L->ym = OT__MALLOC(n * nb * sizeof *L->ym);
-    L->inc = OT__MALLOC(nb * sizeof *L->inc);
-    L->stopped = OT__CALLOC(nb, 1);
-    L->rootsfound = OT__MALLOC((nr * nb + 1) * sizeof *L->rootsfound);
-    if (!L->p || !L->pp || !L->o || !L->o2 || !L->yp || !L->ym || !L->inc ||
-        !L->stopped || !L->rootsfound ||
-        OT__SUN_CALL(SUNContext_Create(NULL, &L->ctx), -1) != 0)
-        return OT_ERR_NOMEM;
-    for (int64_t b = 0; b < L->nb && np > 0; b++)
-        memcpy(L->p + b * L->np, ot_view_lane(pl->p, b), np * sizeof *L->p);
-    L->y = ot__lane_vector_new(L->n, L->nb, plain_norm, L->stopped, L->ctx);
-    return ot__ls_finish_setup(L);
-}
+/* ---- Moving results out ---------------------------------------------------- */
 
 /* As in lanes mode, NaN/Inf from out fails the output (no retry can help):
  * OT_ERR_CALLBACK naming the first running lane that wrote one. */
 static int out_finite(ot__lockstep *L, double t, const double *o)
 {
-    for (int64_t k = 0; k < L->rows * L->nb; k++)
-        if (!L->stopped[k / L->rows] && !isfinite(o[k])) {
-            snprintf(L->cb_msg, sizeof L->cb_msg,
-                     "out wrote NaN or Inf in lane %lld (row %lld) at t = %g",
-                     (long long)(k / L->rows), (long long)(k % L->rows), t);
-            L->cb_failed = 1;
+    for (int64_t b = 0; b < L->nbatch; b++)
+        if (!L->stopped[b] && ot__cb_finite(&L->cb, "out", "o", o + b * L->rows, L->rows,
+                                            1, b, t, OT__CB_FINAL) != 0)
             return OT_ERR_CALLBACK;
-        }
     return OT_OK;
+}
+
+/* out over every lane at (t, y, p) into o ([rows, nbatch]), checked. */
+static int call_out(ot__lockstep *L, double t, const double *y, const double *p,
+                    double *o)
+{
+    const ot_ode *ode = L->plan->ode;
+    const int rc = ode->out(t, ot__view_compact(y, L->n, L->nbatch),
+                            ot__view_compact(p, L->np, L->nbatch),
+                            ot__view_mut_compact(o, L->rows, L->nbatch), ode->user);
+    if (rc != 0) {
+        ot__cb_returned(&L->cb, "out", rc, t, OT__CB_FINAL);
+        return OT_ERR_CALLBACK;
+    }
+    return out_finite(L, t, o);
 }
 
 /* The recorded rows for all lanes at (t, y): y itself or the out function's. */
 static const double *rows_at(ot__lockstep *L, double t, const double *y, int *st)
 {
-    const ot_ode *ode = L->plan->ode;
     *st = OT_OK;
-    if (!ode->out)
+    if (!L->plan->ode->out)
         return y;
-    int rc = ode->out(t, ot__ls_view(y, L->n, L->nb), ot__ls_view(L->p, L->np, L->nb),
-                      ot__ls_mut(L->o, L->rows, L->nb), ode->user);
-    if (rc != 0) {
-        snprintf(L->cb_msg, sizeof L->cb_msg, "out returned %d at t = %g", rc, t);
-        L->cb_failed = 1;
-        *st = OT_ERR_CALLBACK;
-    } else {
-        *st = out_finite(L, t, L->o);
-    }
+    *st = call_out(L, t, y, L->p, L->o);
     return L->o;
 }
 
@@ -173,33 +138,25 @@ static const double *rows_at(ot__lockstep *L, double t, const double *y, int *st
 static int out_sens(ot__lockstep *L, double t, const double *y, const double *s,
                     int64_t j)
 {
-    const ot_ode *ode = L->plan->ode;
-    const int64_t n = L->n, nb = L->nb, np = L->np;
-    memcpy(L->pp, L->p, (size_t)(np * nb) * sizeof *L->pp);
-    for (int64_t b = 0; b < nb; b++) {
-        const double h = ot__ls_fd_step(L->p[b * np + j]);
+    const int64_t n = L->n, nbatch = L->nbatch, np = L->np;
+    memcpy(L->pp, L->p, (size_t)(np * nbatch) * sizeof *L->pp);
+    for (int64_t b = 0; b < nbatch; b++) {
+        const double h = ot__fd_step(L->p[b * np + j]);
         for (int64_t i = b * n; i < (b + 1) * n; i++) {
             L->yp[i] = y[i] + h * s[i];
             L->ym[i] = y[i] - h * s[i];
         }
         L->pp[b * np + j] += h;
     }
-    int rc = ode->out(t, ot__ls_view(L->yp, n, nb), ot__ls_view(L->pp, np, nb),
-                      ot__ls_mut(L->o2, L->rows, nb), ode->user);
-    for (int64_t b = 0; b < nb; b++)
-        L->pp[b * np + j] = L->p[b * np + j] - ot__ls_fd_step(L->p[b * np + j]);
-    if (rc == 0)
-        rc = ode->out(t, ot__ls_view(L->ym, n, nb), ot__ls_view(L->pp, np, nb),
-                      ot__ls_mut(L->o, L->rows, nb), ode->user);
-    if (rc != 0) {
-        snprintf(L->cb_msg, sizeof L->cb_msg, "out returned %d at t = %g", rc, t);
-        L->cb_failed = 1;
-        return OT_ERR_CALLBACK;
-    }
-    if (out_finite(L, t, L->o2) != OT_OK || out_finite(L, t, L->o) != OT_OK)
-        return OT_ERR_CALLBACK;
-    for (int64_t b = 0; b < nb; b++) {
-        const double h2 = 2 * ot__ls_fd_step(L->p[b * np + j]);
+    int st = call_out(L, t, L->yp, L->pp, L->o2);
+    for (int64_t b = 0; b < nbatch; b++)
+        L->pp[b * np + j] = L->p[b * np + j] - ot__fd_step(L->p[b * np + j]);
+    if (st == OT_OK)
+        st = call_out(L, t, L->ym, L->pp, L->o);
+    if (st != OT_OK)
+        return st;
+    for (int64_t b = 0; b < nbatch; b++) {
+        const double h2 = 2 * ot__fd_step(L->p[b * np + j]);
         for (int64_t r = b * L->rows; r < (b + 1) * L->rows; r++)
             L->o2[r] = (L->o2[r] - L->o[r]) / h2;
     }
@@ -207,14 +164,14 @@ static int out_sens(ot__lockstep *L, double t, const double *y, const double *s,
 }
 
 /* Stores output i for every running lane from state y. */
-static int emit_dense(ot__lockstep *L, ot_solution *sol, int64_t i, double t, N_Vector yv)
+static int emit(ot__lockstep *L, ot_solution *sol, int64_t i, double t, N_Vector yv)
 {
     const double *y = N_VGetArrayPointer(yv);
     int st;
     const double *rows = rows_at(L, t, y, &st);
     if (st != OT_OK)
         return st;
-    for (int64_t b = 0; b < L->nb; b++)
+    for (int64_t b = 0; b < L->nbatch; b++)
         if (!L->stopped[b])
             ot__out_store(sol->ys, i, b, rows + b * L->rows, L->rows);
     for (int64_t j = 0; L->plan->kind == OT__SENS && j < L->np; j++) {
@@ -224,11 +181,11 @@ static int emit_dense(ot__lockstep *L, ot_solution *sol, int64_t i, double t, N_
                 return st;
             s = L->o2;
         }
-        for (int64_t b = 0; b < L->nb; b++)
+        for (int64_t b = 0; b < L->nbatch; b++)
             if (!L->stopped[b])
                 ot__out_store(sol->sens[j], i, b, s + b * L->rows, L->rows);
     }
-    for (int64_t b = 0; b < L->nb; b++)
+    for (int64_t b = 0; b < L->nbatch; b++)
         if (!L->stopped[b]) {
             sol->count[b] = i + 1;
             sol->stats[b].final_time = t;
@@ -236,32 +193,58 @@ static int emit_dense(ot__lockstep *L, ot_solution *sol, int64_t i, double t, N_
     return OT_OK;
 }
 
-/* The recorded rows of every lane at (t, y) into dst [rows, nb]. */
+/* The recorded rows of every lane at (t, y) into dst [rows, nbatch]. */
 static int host_rows(ot__lockstep *L, double t, N_Vector y, double *dst)
 {
     int st;
     const double *rows = rows_at(L, t, N_VGetArrayPointer(y), &st);
     if (st == OT_OK)
-        memcpy(dst, rows, (size_t)(L->rows * L->nb) * sizeof *dst);
+        memcpy(dst, rows, (size_t)(L->rows * L->nbatch) * sizeof *dst);
     return st;
 }
 
-int ot__lockstep_run(const ot__plan *pl, const ot__sink *sk)
+static const ot__lockstep_backend cpu_backend = {
+    .emit = emit,
+    .host_rows = host_rows,
+    .rhs = ot__lockstep_rhs,
+    .jac = ot__lockstep_jac,
+    .root = ot__lockstep_root,
+    .sens_rhs = ot__lockstep_sens_rhs,
+    .make_atol = make_atol,
+    .make_linear = make_linear,
+    .initial_state = initial_state,
+};
+
+/* ---- Entry ---------------------------------------------------------------- */
+
+static int make_solver(ot__lockstep *L, const ot__plan *pl)
+{
+    const size_t n = (size_t)L->n, nbatch = (size_t)L->nbatch, np = (size_t)L->np;
+    const size_t rows = (size_t)L->rows, nr = (size_t)pl->ode->nroots;
+    L->p = OT__MALLOC((np * nbatch + 1) * sizeof *L->p);
+    L->pp = OT__MALLOC((np * nbatch + 1) * sizeof *L->pp);
+    L->o = OT__MALLOC(rows * nbatch * sizeof *L->o);
+    L->o2 = OT__MALLOC(rows * nbatch * sizeof *L->o2);
+    L->yp = OT__MALLOC(n * nbatch * sizeof *L->yp);
+    L->ym = OT__MALLOC(n * nbatch * sizeof *L->ym);
+    L->inc = OT__MALLOC(nbatch * sizeof *L->inc);
+    L->stopped = OT__CALLOC(nbatch, 1);
+    L->rootsfound = OT__MALLOC((nr * nbatch + 1) * sizeof *L->rootsfound);
+    if (!L->p || !L->pp || !L->o || !L->o2 || !L->yp || !L->ym || !L->inc ||
+        !L->stopped || !L->rootsfound ||
+        OT__SUN_CALL(SUNContext_Create(NULL, &L->ctx), -1) != 0)
+        return OT_ERR_NOMEM;
+    for (int64_t b = 0; b < L->nbatch && np > 0; b++)
+        memcpy(L->p + b * L->np, ot_view_lane(pl->p, b), np * sizeof *L->p);
+    L->y = ot__lockstep_vector_new(L->n, L->nbatch, plain_norm, L->stopped, L->ctx);
+    return ot__lockstep_finish_setup(L);
+}
+
+int ot__lockstep_cpu_run(const ot__plan *pl, const ot__sink *sk)
 {
     ot__lockstep L;
-    int st = make_solver(&L, pl);
-    if (st == OT_ERR_CALLBACK) {
-        ot__lockstep_init_failed(&L, sk); /* every lane fails; the call goes on */
-        st = OT_OK;
-    } else if (st != OT_OK) {
-        st = st == OT_ERR_NOMEM
-                 ? ot__fail(st,
-                            "solve: cannot allocate the lockstep solver for %lld lanes",
-                            (long long)pl->nbatch)
-                 : ot__fail(st, "solve: CVODE setup failed: %s", L.cv_msg);
-    } else {
-        ot__lockstep_loop(&L, sk);
-    }
+    ot__lockstep_init(&L, pl, &cpu_backend);
+    const int st = ot__lockstep_solve(&L, sk, make_solver(&L, pl), "lockstep");
     free_solver(&L);
     return st;
 }

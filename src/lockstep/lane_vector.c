@@ -6,7 +6,9 @@
 #include <stdlib.h>
 
 #include "core/alloc.h"
-#include "lockstep/lockstep_impl.h"
+#include <nvector/nvector_serial.h>
+
+#include "lockstep/lockstep.h"
 
 /* Serial content (same leading fields, so the serial ops work on it) plus
  * the lane size and the norm choice. */
@@ -28,7 +30,7 @@ static sunrealtype lane_norm(N_Vector x, N_Vector w, N_Vector id)
     const lane_content *c = content(x);
     const sunrealtype *xd = c->data, *wd = content(w)->data;
     const sunrealtype *m = id ? content(id)->data : NULL;
-    const sunindextype n = c->lane_n, nb = c->length / n;
+    const sunindextype n = c->lane_n, nbatch = c->length / n;
     if (c->plain) {
         sunrealtype sum = 0;
         for (sunindextype i = 0; i < c->length; i++)
@@ -37,7 +39,7 @@ static sunrealtype lane_norm(N_Vector x, N_Vector w, N_Vector id)
         return sqrt(sum / (sunrealtype)c->length);
     }
     sunrealtype worst = 0;
-    for (sunindextype b = 0; b < nb; b++) {
+    for (sunindextype b = 0; b < nbatch; b++) {
         /* A lane stopped by its root stands still and its outputs are done:
          * its stale step history must not hold back the others. */
         if (c->stopped && c->stopped[b])
@@ -96,8 +98,8 @@ static N_Vector clone(N_Vector w)
     return v;
 }
 
-N_Vector ot__lane_vector_new(sunindextype n, sunindextype nbatch, int plain_norm,
-                             const unsigned char *stopped, SUNContext ctx)
+N_Vector ot__lockstep_vector_new(sunindextype n, sunindextype nbatch, int plain_norm,
+                                 const unsigned char *stopped, SUNContext ctx)
 {
     N_Vector v = OT__SUN_NEW(N_VNew_Serial(n * nbatch, ctx));
     lane_content *c = v ? OT__MALLOC(sizeof *c) : NULL;

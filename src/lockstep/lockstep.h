@@ -1,12 +1,17 @@
-/* Private: the lockstep solver state, shared by its setup and loops
- * (lockstep.c) and its callback wrappers (lockstep_callbacks.c). */
-#ifndef OT_SRC_LOCKSTEP_SOLVER_H
-#define OT_SRC_LOCKSTEP_SOLVER_H
+/* Private: lockstep mode, one CVODE(S) over all lanes. The backend-neutral
+ * loops (loops.c) drive a backend (cpu.c, or src/cuda/) through
+ * ot__lockstep_backend; the CPU backend's callbacks are in callbacks.c, its
+ * per-lane norm in lane_vector.c, its block LU in block_dense.c. */
+#ifndef OT_SRC_LOCKSTEP_LOCKSTEP_H
+#define OT_SRC_LOCKSTEP_LOCKSTEP_H
 
 #include <cvodes/cvodes.h>
+#include <sundials/sundials_linearsolver.h>
+#include <sundials/sundials_matrix.h>
 #include <sundials/sundials_nonlinearsolver.h>
 
-#include "lockstep/lockstep_impl.h"
+#include "solve/callback.h"
+#include "solve/solve.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -14,97 +19,114 @@ extern "C" {
 
 typedef struct ot__lockstep ot__lockstep;
 
-/* What differs between the CPU and CUDA lockstep: moving results out of
- * solver vectors. */
+/* What differs between lockstep backends (CPU, CUDA): where the vectors
+ * live, the CVODE callbacks, and moving results out. Filled with designated
+ * initializers; stopped_changed may be NULL. */
 typedef struct {
-    /* Stores output i at time t from state y (and sensitivities in L->yS) for
-     * every running lane; OT_ERR_CALLBACK when the out callback fails. */
+    /* Stores output i at time t from state y (and sensitivities in L->yS)
+     * for every running lane and advances their counts; OT_ERR_CALLBACK when
+     * the out callback fails. */
     int (*emit)(ot__lockstep *L, ot_solution *sol, int64_t i, double t, N_Vector y);
     /* Writes the recorded rows of every lane at (t, y) into host dst
-     * [rows, nb]. */
+     * [rows, nbatch]. */
     int (*host_rows)(ot__lockstep *L, double t, N_Vector y, double *dst);
-    /* NaN past each lane's count in ys and the sensitivities. */
-    void (*nan_fill)(ot__lockstep *L, ot_solution *sol);
-    /* Setup: the CVODE callbacks on this backend's vectors, */
+    /* The CVODE callbacks on this backend's vectors. */
     CVRhsFn rhs;
     CVLsJacFn jac;
     CVRootFn root;
     CVSensRhsFn sens_rhs;
-    /* the per-lane atol vector filled from ode->atol_vec into L->atolv, */
+    /* The per-lane atol vector filled from ode->atol_vec into L->atolv. */
     int (*make_atol)(ot__lockstep *L);
-    /* and the block matrix and solver into L->A, L->LS (NULL: no memory). */
+    /* The block matrix and solver into L->A, L->LS (NULL: no memory). */
     void (*make_linear)(ot__lockstep *L);
     /* Lanes were just added to L->stopped (NULL: the backend reads it as is). */
     void (*stopped_changed)(ot__lockstep *L);
     /* y0 of every lane into L->y and the initial sensitivities into L->yS;
-     * OT_ERR_CALLBACK when init fails (message in L->cb_msg). */
+     * OT_ERR_CALLBACK when init fails (message in L->cb.msg). */
     int (*initial_state)(ot__lockstep *L);
-} ot__ls_backend;
+} ot__lockstep_backend;
 
 struct ot__lockstep {
-    const ot__ls_backend *be;
+    const ot__lockstep_backend *be;
     void *dev; /* backend state (CUDA) */
     const ot__plan *plan;
-    int64_t n, nb, np, rows;
+    int64_t n, nbatch, np, rows;
     SUNContext ctx;
     void *cv;
-    N_Vector y, yout, ewt; /* lane vectors [n, nb] */
+    N_Vector y, yout, ewt; /* lane vectors [n, nbatch] */
     N_Vector atolv;
     SUNMatrix A;
     SUNLinearSolver LS;
     SUNNonlinearSolver NLS, NLSsens;
-    N_Vector *yS;    /* [np] lane vectors */
-    double *p;       /* [np, nb]: the params every callback sees (broadcast expanded) */
-    double *pp;      /* [np, nb]: perturbed params for difference quotients */
-    double *o, *o2;  /* [rows, nb]: out scratch */
-    double *yp, *ym; /* [n, nb]: perturbed states */
-    double *inc;     /* [nb]: per-lane increments */
-    unsigned char *stopped; /* [nb]: lanes stopped by a root */
-    int *rootsfound;        /* [nroots * nb] */
+    N_Vector *yS; /* [np] lane vectors */
+    double *p;    /* [np, nbatch]: the params every callback sees (broadcast expanded) */
+    double *pp;   /* [np, nbatch]: perturbed params for difference quotients */
+    double *o, *o2;         /* [rows, nbatch]: out scratch */
+    double *yp, *ym;        /* [n, nbatch]: perturbed states */
+    double *inc;            /* [nbatch]: per-lane increments */
+    unsigned char *stopped; /* [nbatch]: lanes stopped by a root (1) or failed (2) */
+    int *rootsfound;        /* [nroots * nbatch] */
     int64_t dq_rhs_evals;   /* rhs calls made by our difference quotients */
-    int cb_failed;          /* 0, 1: a callback asked for a retry, 2: one failed */
-    int nan_count;
-    char cb_msg[256];
-    char cv_msg[256];
+    ot__cb cb;              /* the batch's callback problems and CVODE's messages */
 };
 
-/* [rows, nb] (and [n, n, nb]) f64 views over compact solver storage. */
-ot_view ot__ls_view(const double *d, int64_t rows, int64_t nb);
-ot_view_mut ot__ls_mut(double *d, int64_t rows, int64_t nb);
+/* ---- The CPU solver (cpu.c) ---------------------------------------------- */
 
-/* The CVODE callbacks, with user_data = the ot__lockstep. */
-int ot__ls_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *ud);
-int ot__ls_jac(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *ud, N_Vector t1,
-               N_Vector t2, N_Vector t3);
-int ot__ls_root(sunrealtype t, N_Vector y, sunrealtype *g, void *ud);
-int ot__ls_sens_rhs(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Vector *yS,
-                    N_Vector *ySdot, void *ud, N_Vector t1, N_Vector t2);
-void ot__ls_err(int code, const char *module, const char *function, char *msg, void *ud);
+/* Runs a checked plan in lockstep on the CPU into sink.
+ * @return OT_OK (lane failures are in the solution), OT_ERR_NOMEM,
+ * OT_ERR_SOLVER when CVODE cannot be set up. */
+int ot__lockstep_cpu_run(const ot__plan *plan, const ot__sink *sink);
 
-/* Central-difference step for a parameter of value v. */
-double ot__ls_fd_step(double v);
+/* ---- SUNDIALS parts of the CPU backend ----------------------------------- */
 
-/* The backend-neutral parts (lockstep.c). */
-/* CVodeInit on L->y and every setting, through L->be's callbacks.
- * @return OT_OK, OT_ERR_NOMEM or OT_ERR_SOLVER. */
-int ot__ls_configure(ot__lockstep *L);
+/* A serial vector of length n * nbatch whose WRMS norms are the maximum over
+ * lanes of each lane's norm, leaving out lanes with stopped[b] set (stopped
+ * is read at every norm; NULL: none). plain_norm: CVODE's ordinary norm, for
+ * tests that show the difference. Its clones keep all three properties.
+ * Ownership: the caller's (N_VDestroy). NULL when out of memory. */
+N_Vector ot__lockstep_vector_new(sunindextype n, sunindextype nbatch, int plain_norm,
+                                 const unsigned char *stopped, SUNContext ctx);
+
+/* Block-diagonal matrix, nbatch dense n x n blocks as [n, n, nbatch]
+ * column-major. Ownership: the caller's (SUNMatDestroy). */
+SUNMatrix ot__lockstep_block_matrix_new(sunindextype n, sunindextype nbatch,
+                                        SUNContext ctx);
+sunrealtype *ot__lockstep_block_data(SUNMatrix A);
+
+/* Direct solver factoring each block (partial pivoting). Ownership: the
+ * caller's (SUNLinSolFree). */
+SUNLinearSolver ot__lockstep_block_solver_new(sunindextype n, sunindextype nbatch,
+                                              SUNContext ctx);
+
+/* The CPU backend's CVODE callbacks (callbacks.c), user_data = the
+ * ot__lockstep. */
+int ot__lockstep_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *ud);
+int ot__lockstep_jac(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *ud,
+                     N_Vector t1, N_Vector t2, N_Vector t3);
+int ot__lockstep_root(sunrealtype t, N_Vector y, sunrealtype *g, void *ud);
+int ot__lockstep_sens_rhs(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Vector *yS,
+                          N_Vector *ySdot, void *ud, N_Vector t1, N_Vector t2);
+
+/* ---- Backend-neutral (loops.c) ------------------------------------------- */
+
+/* Fills L's sizes and backend for plan (everything else zero). */
+void ot__lockstep_init(ot__lockstep *L, const ot__plan *plan,
+                       const ot__lockstep_backend *be);
 /* After the backend made L->y: its clones (yout, ewt, yS), the initial
- * state, CVodeCreate and ot__ls_configure. @return OT_OK, OT_ERR_NOMEM,
- * OT_ERR_CALLBACK (init failed) or OT_ERR_SOLVER. */
-int ot__ls_finish_setup(ot__lockstep *L);
+ * state, CVodeCreate and every CVODE setting through L->be's callbacks.
+ * @return OT_OK, OT_ERR_NOMEM, OT_ERR_CALLBACK (init failed) or
+ * OT_ERR_SOLVER. */
+int ot__lockstep_finish_setup(ot__lockstep *L);
 /* Frees the CVODE(S) objects, vectors, context and the host lane arrays
  * (stopped, rootsfound); the backend frees its own scratch. */
-void ot__ls_free_common(ot__lockstep *L);
-void ot__ls_fail_batch(ot__lockstep *L, ot_solution *sol, int status, double t,
-                       const char *why);
-int ot__ls_all_stopped(const ot__lockstep *L);
-/* Solves a configured batch (dense, sens or steps) into sk, then fills the
- * statistics and reports progress. */
-void ot__lockstep_loop(ot__lockstep *L, const ot__sink *sk);
-/* NaN past each lane's count in host ys and sensitivities. */
-void ot__ls_nan_fill_host(ot__lockstep *L, ot_solution *sol);
-/* init failed: every lane fails with L->cb_msg, outputs NaN. */
-void ot__lockstep_init_failed(ot__lockstep *L, const ot__sink *sk);
+void ot__lockstep_free_common(ot__lockstep *L);
+/* Solves a set-up batch (dense, sens or steps) into sk, or, when setup
+ * ended in OT_ERR_CALLBACK (init failed), fails every lane with L->cb.msg;
+ * then the statistics and progress. setup_st: what setup returned.
+ * @return OT_OK, or setup_st for any other setup failure, with the message
+ * naming `what` (the solver). */
+int ot__lockstep_solve(ot__lockstep *L, const ot__sink *sk, int setup_st,
+                       const char *what);
 
 #ifdef __cplusplus
 }

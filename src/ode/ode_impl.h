@@ -1,8 +1,13 @@
-/* Private: the problem struct, read by the solve drivers. */
+/* Private: the problem struct, read by the solve layer only. Layers above
+ * the core (src/mpi/) read it through ode_info.h. */
 #ifndef OT_SRC_ODE_IMPL_H
 #define OT_SRC_ODE_IMPL_H
 
 #include "odetensor/ode.h"
+
+/* sizeof(struct ot_ode) on 64-bit targets; ode_info.c checks it so that a
+ * new field is not forgotten in the options fingerprint. */
+#define OT__ODE_STRUCT_SIZE 200
 
 struct ot_ode {
     int64_t n, np, nout, nroots;

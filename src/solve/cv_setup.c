@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
 
-int ot__cv_options(void *cv, const ot__plan *pl, void *user, CVErrHandlerFn handler)
+int ot__cv_options(void *cv, const ot__plan *pl, void *user, ot__cb *cb)
 {
     const ot_ode *ode = pl->ode;
     int f = CVodeSetUserData(cv, user);
-    f = f ? f : CVodeSetErrHandlerFn(cv, handler, user);
+    f = f ? f : CVodeSetErrHandlerFn(cv, ot__cb_cvode_error, cb);
     f = f ? f : CVodeSetMaxNumSteps(cv, pl->kind == OT__STEPS ? -1 : ode->max_steps);
     if (!f && ode->h0 > 0)
         f = CVodeSetInitStep(cv, ode->h0);
@@ -58,4 +58,25 @@ int ot__cv_sens_setup(void *cv, const ot_ode *ode, int np, N_Vector y, SUNContex
         f = *nls ? CVodeSetNonlinearSolverSensStg(cv, *nls) : CV_MEM_FAIL;
     }
     return f;
+}
+
+void ot__cv_stats(void *cv, int with_ls, ot_lane_stats *s)
+{
+    long v;
+    if (CVodeGetNumSteps(cv, &v) == CV_SUCCESS)
+        s->steps = v;
+    if (CVodeGetNumRhsEvals(cv, &v) == CV_SUCCESS)
+        s->rhs_evals = v;
+    if (CVodeGetNumErrTestFails(cv, &v) == CV_SUCCESS)
+        s->err_test_fails = v;
+    if (CVodeGetNumNonlinSolvIters(cv, &v) == CV_SUCCESS)
+        s->nonlin_iters = v;
+    if (CVodeGetNumNonlinSolvConvFails(cv, &v) == CV_SUCCESS)
+        s->nonlin_fails = v;
+    if (with_ls && CVodeGetNumJacEvals(cv, &v) == CV_SUCCESS)
+        s->jac_evals = v;
+    if (with_ls && CVodeGetNumLinRhsEvals(cv, &v) == CV_SUCCESS)
+        s->jac_rhs_evals = v;
+    if (with_ls && CVodeGetNumLinSolvSetups(cv, &v) == CV_SUCCESS)
+        s->lin_setups = v;
 }

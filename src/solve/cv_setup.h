@@ -5,15 +5,17 @@
 
 #include <cvodes/cvodes.h>
 
+#include "solve/callback.h"
 #include "solve/solve.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* User data, the error handler (CVODE never prints), step limits (none for
- * ot_solve, which counts its own) and the first and largest step. */
-int ot__cv_options(void *cv, const ot__plan *plan, void *user, CVErrHandlerFn handler);
+/* User data, the error handler (CVODE's messages go to cb->cv_msg, never to
+ * stderr), step limits (none for ot_solve, which counts its own) and the
+ * first and largest step. */
+int ot__cv_options(void *cv, const ot__plan *plan, void *user, ot__cb *cb);
 
 /* Rtol with scalar atol, or with atolv (already filled with the per-state
  * values) when the problem has an atol vector. */
@@ -30,6 +32,10 @@ int ot__cv_sens_setup(void *cv, const ot_ode *ode, int np, N_Vector y, SUNContex
  * stored in *nls. */
 int ot__cv_solver(void *cv, const ot_ode *ode, SUNMatrix A, SUNLinearSolver LS,
                   CVLsJacFn jac, N_Vector y, SUNContext ctx, SUNNonlinearSolver *nls);
+
+/* CVODE's counters into *s (final_time untouched); with_ls: the linear
+ * solver's too. */
+void ot__cv_stats(void *cv, int with_ls, ot_lane_stats *s);
 
 #ifdef __cplusplus
 }

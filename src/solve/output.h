@@ -1,12 +1,17 @@
 /* Private: writing lane results into output tensors ([rows, nt, nbatch],
- * f64 or f32), shared by the lanes and lockstep drivers. */
+ * f64 or f32) and step records, shared by every solver. */
 #ifndef OT_SRC_OUTPUT_H
 #define OT_SRC_OUTPUT_H
 
 #include <math.h>
 #include <string.h>
 
+#include "odetensor/solution.h"
 #include "odetensor/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* Pointer to column [:, i, b] of an output tensor. */
 static inline void *ot__out_column(const ot_tensor *t, int64_t i, int64_t b)
@@ -42,5 +47,35 @@ static inline void ot__out_nan(const ot_tensor *t, int64_t i, int64_t b, int64_t
             ((float *)dst)[r] = NAN;
     }
 }
+
+/* A growable record of steps: count times and width values per step. */
+typedef struct {
+    double *t, *y;
+    int64_t count, cap, width;
+} ot__record;
+
+/* Room for one more step at time t: returns the width values to fill, or
+ * NULL when out of memory (the record is then unchanged). */
+double *ot__record_push(ot__record *r, double t);
+/* Frees the buffers and empties r (width kept). */
+void ot__record_free(ot__record *r);
+
+/* NaN at [:, k, b] for k >= count[b], in ys [rows, nt, nbatch] and each of
+ * the nsens sensitivity tensors, all in host memory. */
+void ot__out_pad_host(ot_tensor *ys, ot_tensor *const *sens, int64_t nsens,
+                      const int64_t *count, int64_t rows, int64_t nbatch);
+
+/* NaN-padded ts [nt_max, nbatch] and ys [rows, nt_max, nbatch] (dtype)
+ * from the step records: records[b] per lane, or with shared one record
+ * whose steps hold [rows, nbatch]. nt_max is the largest count (1 at
+ * least). Ownership: *ts and *ys are the caller's. @return OT_OK or
+ * OT_ERR_NOMEM / OT_ERR_OVERFLOW. */
+int ot__out_gather_steps(ot_tensor **ts, ot_tensor **ys, const ot__record *records,
+                         int shared, const int64_t *count, int64_t rows, int64_t nbatch,
+                         ot_dtype dtype);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

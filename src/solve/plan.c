@@ -3,19 +3,22 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "cuda/backend.h"
 #include "solve/size_limits.h"
 #include "solve/solve.h"
+#include "solve/solve_api.h"
+#include "tensor/tensor_impl.h"
 
 /* v as an f64 view the solve can read: the view itself, a converted host
- * copy owned by *owned, or (CUDA solves, y0 and params) a device view used
- * in place. *on_device tells which. */
+ * copy owned by *owned, or, for a solver that reads device inputs in place
+ * (y0 and params when device_ok), a device view. *on_device tells which.
+ * Device inputs the plan must read itself (t_eval) come back as a host
+ * copy that the solver makes (its host_copy hook). */
 static int as_f64(const ot__plan *pl, ot_view *v, ot_tensor **owned, const char *name,
                   int device_ok, int *on_device)
 {
-    const int cuda_solve = pl->ode->device.type == OT_CUDA;
-    *on_device = v->layout.device.type == OT_CUDA;
-    if (*on_device && !cuda_solve)
+    const ot__solver *s = pl->solver;
+    *on_device = v->layout.device.type != OT_CPU;
+    if (*on_device && !s->device_inputs)
         return ot__fail(OT_ERR_DEVICE,
                         "%s: device memory, but this solve runs on the CPU "
                         "(ot_ode_set_device selects CUDA)",
@@ -26,8 +29,8 @@ static int as_f64(const ot__plan *pl, ot_view *v, ot_tensor **owned, const char 
         return OT_OK;
     }
     int st;
-    if (*on_device) { /* t_eval: the host drives the output loop */
-        st = ot__cuda_to_host(*v, owned, name);
+    if (*on_device) {
+        st = s->host_copy(*v, owned, name);
         *on_device = 0;
     } else if (v->layout.dtype == OT_F64) {
         return OT_OK;
@@ -59,13 +62,32 @@ static int check_finite(ot_view v, int64_t rows, int64_t nbatch, const char *nam
     return OT_OK;
 }
 
-static int check_time_shape(ot_view t_eval)
+int ot__times_check_shape(ot_view t_eval)
 {
     if (ot_view_is_absent(t_eval))
         return ot__fail(OT_ERR_ARG, "t_eval: absent; give the output times");
     if (t_eval.layout.ndim != 1 || t_eval.layout.shape[0] < 1)
         return ot__fail(OT_ERR_SHAPE, "t_eval: needs shape [nt] with nt >= 1 (ndim %d)",
                         (int)t_eval.layout.ndim);
+    return OT_OK;
+}
+
+int ot__times_check_values(const double *t, int64_t nt, double t0)
+{
+    for (int64_t i = 0; i < nt; i++) {
+        if (!isfinite(t[i]))
+            return ot__fail(OT_ERR_VALUE,
+                            "t_eval: t_eval[%lld] is %g; times must be finite",
+                            (long long)i, t[i]);
+        if (i > 0 && !(t[i] > t[i - 1]))
+            return ot__fail(OT_ERR_VALUE,
+                            "t_eval: t_eval[%lld] = %g is not after t_eval[%lld] = %g; "
+                            "times must increase strictly",
+                            (long long)i, t[i], (long long)i - 1, t[i - 1]);
+    }
+    if (t[0] < t0)
+        return ot__fail(OT_ERR_VALUE, "t_eval: t_eval[0] = %g is before t0 = %g", t[0],
+                        t0);
     return OT_OK;
 }
 
@@ -77,21 +99,7 @@ static int check_times(ot__plan *pl, ot_view t_eval)
         return st;
     pl->nt = t_eval.layout.shape[0];
     pl->t = ot_view_col_f64(t_eval, 0, 0);
-    for (int64_t i = 0; i < pl->nt; i++) {
-        if (!isfinite(pl->t[i]))
-            return ot__fail(OT_ERR_VALUE,
-                            "t_eval: t_eval[%lld] is %g; times must be finite",
-                            (long long)i, pl->t[i]);
-        if (i > 0 && !(pl->t[i] > pl->t[i - 1]))
-            return ot__fail(OT_ERR_VALUE,
-                            "t_eval: t_eval[%lld] = %g is not after t_eval[%lld] = %g; "
-                            "times must increase strictly",
-                            (long long)i, pl->t[i], (long long)i - 1, pl->t[i - 1]);
-    }
-    if (pl->t[0] < pl->t0)
-        return ot__fail(OT_ERR_VALUE, "t_eval: t_eval[0] = %g is before t0 = %g",
-                        pl->t[0], pl->t0);
-    return OT_OK;
+    return ot__times_check_values(pl->t, pl->nt, pl->t0);
 }
 
 int ot__plan_make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
@@ -106,6 +114,9 @@ int ot__plan_make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
     pl->np = ode->np;
     pl->rows = ode->out ? ode->nout : ode->n;
     pl->t0 = ode->t0;
+    pl->solver = ot__solver_for(ode);
+    pl->progress = ode->progress;
+    pl->progress_user = ode->progress_user;
     pl->has_y0 = !ot_view_is_absent(y0);
     if (!pl->has_y0 && ode->init == NULL)
         return ot__fail(OT_ERR_ARG, "y0: absent, and the problem has no init callback");
@@ -132,7 +143,7 @@ int ot__plan_make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
          (st = ot_view_check_lanes(y0, pl->n, pl->nbatch, "y0")) != OT_OK) ||
         (!ot_view_is_absent(params) &&
          (st = ot_view_check_lanes(params, pl->np, pl->nbatch, "params")) != OT_OK) ||
-        (kind != OT__STEPS && (st = check_time_shape(t_eval)) != OT_OK) ||
+        (kind != OT__STEPS && (st = ot__times_check_shape(t_eval)) != OT_OK) ||
         (st = ot__size_check(pl, y0, params, t_eval,
                              kind != OT__STEPS ? t_eval.layout.shape[0] : 0)) != OT_OK)
         return st;
@@ -143,10 +154,7 @@ int ot__plan_make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
         pl->y0 = y0;
     }
     if (ot_view_is_absent(params)) {
-        pl->p = ot_view_absent();
-        pl->p.layout.ndim = 2; /* an empty [0, 1] view: no data, never read */
-        pl->p.layout.shape[1] = 1;
-        pl->p.layout.shape[2] = 1;
+        pl->p = ot__view_compact(NULL, 0, 1); /* empty [0, 1]: never read */
     } else {
         if ((st = as_f64(pl, &params, &pl->owned[1], "params", 1, &dev)) != OT_OK ||
             (!dev && (st = check_finite(params, pl->np, pl->nbatch, "params")) != OT_OK))

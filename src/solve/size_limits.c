@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/test_hooks.h"
 
 enum { MAX_TERMS = 12 }; /* at most 10 are ever added */
 

@@ -30,11 +30,7 @@ int ot__size_check(const ot__plan *plan, ot_view y0, ot_view params, ot_view t_e
  * NULL) gets which of them it is. */
 uint64_t ot__memory_limit(const char **what);
 
-/* Test hooks (this thread only): a memory limit to use instead of the
- * machine's (0 restores it), and the total the last ot__size_check on this
- * thread computed (0 before any). */
-void ot__size_set_limit(uint64_t bytes);
-uint64_t ot__size_last_estimate(void);
+/* Test hooks: core/test_hooks.h. */
 
 #ifdef __cplusplus
 }

@@ -1,8 +1,11 @@
-/* Private: a checked solve request (the plan) and the lanes-mode worker. */
-#ifndef OT_SRC_SOLVE_IMPL_H
-#define OT_SRC_SOLVE_IMPL_H
+/* Private: a solve request as every solver sees it. solve.c owns a
+ * request's life (plan, outputs, run, finish); a solver is one entry of the
+ * table in solvers.c plus its own files, and only runs. */
+#ifndef OT_SRC_SOLVE_SOLVE_H
+#define OT_SRC_SOLVE_SOLVE_H
 
 #include "ode/ode_impl.h"
+#include "solve/output.h"
 #include "solve/solution_impl.h"
 
 #ifdef __cplusplus
@@ -11,20 +14,61 @@ extern "C" {
 
 typedef enum { OT__DENSE = 1, OT__STEPS = 2, OT__SENS = 3 } ot__kind;
 
-/* Everything a lane needs, checked once: f64 views (f32 inputs converted
+typedef struct ot__solver ot__solver;
+
+/* Everything a solver needs, checked once: f64 views (f32 inputs converted
  * into owned tensors), sizes and times. */
 typedef struct {
     const ot_ode *ode;
+    const ot__solver *solver; /* chosen from the problem's mode and device */
     ot__kind kind;
     int64_t n, np, nbatch, nt, rows; /* rows: nout, or n without out */
     int has_y0;
-    ot_view y0;          /* [n, 1|nbatch] f64 when has_y0 */
-    ot_view p;           /* [np, 1|nbatch] f64 (np may be 0) */
-    const double *t;     /* [nt] for dense and sens */
-    double t0, t_final;  /* t_final for steps */
-    int64_t step_limit;  /* steps: total steps allowed per lane */
+    ot_view y0;              /* [n, 1|nbatch] f64 when has_y0 */
+    ot_view p;               /* [np, 1|nbatch] f64 (np may be 0) */
+    const double *t;         /* [nt] host times for dense and sens */
+    double t0, t_final;      /* t_final for steps */
+    int64_t step_limit;      /* steps: total steps allowed per lane */
+    ot_progress_fn progress; /* the problem's, unless the caller replaced it */
+    void *progress_user;
     ot_tensor *owned[3]; /* f32 conversions of y0, params, t_eval */
 } ot__plan;
+
+/* Where a solver puts results. Dense and sens: sol's tensors, allocated
+ * before the run where the solver said. Steps: one step record per lane
+ * (records[b], lane b's rows at stride rows), or for a solver with
+ * shared_steps one record for all lanes (records[0], lane b's rows at
+ * column b of each [rows, nbatch] step). Each lane's count says how many
+ * entries are its own; solve.c pads the rest with NaN. */
+typedef struct {
+    ot_solution *sol;
+    ot__record *records;
+} ot__sink;
+
+/* A solver: how it runs a checked plan, and where its inputs and outputs
+ * live. Entries are filled with designated initializers in solvers.c;
+ * NULL hooks mean host memory. */
+struct ot__solver {
+    const char *name;
+    /* y0 and params may be device memory, read in place. */
+    int device_inputs;
+    /* Steps: one record for all lanes (see ot__sink). */
+    int shared_steps;
+    /* A host f64 copy of a device input the plan must read (t_eval).
+     * NULL: device inputs are refused. Ownership: *out is the caller's. */
+    int (*host_copy)(ot_view v, ot_tensor **out, const char *name);
+    /* One [rows, nt, nbatch] output tensor where the solver keeps outputs.
+     * NULL: host memory. Ownership: *out is the caller's. */
+    int (*alloc_output)(ot_tensor **out, const ot__plan *plan, const char *name);
+    /* NaN past each lane's count in outputs alloc_output put on a device. */
+    int (*pad_device_outputs)(const ot__plan *plan, ot_solution *sol);
+    /* Solves every lane of plan into sink. @return OT_OK (lane failures are
+     * in the solution) or an error of the whole call. */
+    int (*run)(const ot__plan *plan, const ot__sink *sink);
+};
+
+/* The solver for a problem's mode and device (solvers.c). */
+const ot__solver *ot__solver_for(const ot_ode *ode);
 
 /* Checks the arguments of a solve and fills *plan (t_eval absent for
  * OT__STEPS). Ownership: plan->owned is freed by ot__plan_free, also after a
@@ -32,27 +76,6 @@ typedef struct {
 int ot__plan_make(ot__plan *plan, const ot_ode *ode, ot_view y0, ot_view params,
                   ot_view t_eval, double t_final, ot__kind kind);
 void ot__plan_free(ot__plan *plan);
-
-/* Output buffers a worker writes lane results into. For dense and sens the
- * tensors of the solution; for steps the worker hands back per-lane arrays. */
-typedef struct {
-    ot_solution *sol;
-    double **lane_ts; /* steps: [nbatch] owned arrays of count[b] times */
-    double **lane_ys; /* steps: [nbatch] owned arrays of rows * count[b] */
-} ot__sink;
-
-typedef struct ot__worker ot__worker;
-
-/* One CVODE(S) instance configured for plan, reused for every lane this
- * worker solves. Ownership: *out is the caller's (ot__worker_free).
- * @return OT_OK, OT_ERR_NOMEM or OT_ERR_SOLVER. */
-int ot__worker_new(ot__worker **out, const ot__plan *plan);
-void ot__worker_free(ot__worker *w);
-
-/* Solves lane b into the sink; the lane's status, message, count, root and
- * statistics go into sink->sol. Never fails as a whole: a lane that cannot
- * be solved records why. */
-void ot__worker_solve_lane(ot__worker *w, int64_t b, const ot__sink *sink);
 
 #ifdef __cplusplus
 }

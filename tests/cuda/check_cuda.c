@@ -11,8 +11,8 @@
 #include "../suites.h"
 #include "models.h"
 
-/* Test hook in src/cuda/lockstep_cuda.cu. */
-void ot__cuda_use_cublas(int on);
+/* Private test hooks (src/core/test_hooks.h): cuBLAS or the own LU kernel. */
+#include "core/test_hooks.h"
 
 static const ot_device CPU = {OT_CPU, 0}, GPU = {OT_CUDA, 0};
 

@@ -1,0 +1,32 @@
+/* Private test hooks, all in one place: the library exports them (its
+ * static archive does; the shared library hides them) only so that the
+ * tests and benchmarks can reach behaviour no user should change. Each acts
+ * on the calling thread only. */
+#ifndef OT_SRC_CORE_TEST_HOOKS_H
+#define OT_SRC_CORE_TEST_HOOKS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Lockstep on the CPU (lockstep/cpu.c): CVODE's plain WRMS norm instead of
+ * the per-lane maximum (1), or the per-lane norm again (0). */
+void ot__lockstep_plain_norm(int plain);
+
+/* Lockstep on CUDA (cuda/lockstep_cuda.cu): cuBLAS' batched LU instead of
+ * the own kernel (1), or the kernel again (0). CUDA builds only. */
+void ot__cuda_use_cublas(int on);
+
+/* Size limits (solve/size_limits.c): a memory limit to use instead of the
+ * machine's (0 restores it), and the total the last size check computed (0
+ * before any). */
+void ot__size_set_limit(uint64_t bytes);
+uint64_t ot__size_last_estimate(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,70 @@
+/* What the layers above the core read of a problem (ode_info.h). */
+#include <stdint.h>
+
+#include "core/error.h"
+#include "ode/ode_impl.h"
+#include "ode/ode_info.h"
+
+/* A new field of struct ot_ode that can change a lane's result must enter
+ * the fingerprint below, or ranks built differently would pass the MPI
+ * layer's check. This size check fails the build until the fingerprint is
+ * looked at (64-bit builds; wasm32 has other sizes). */
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(struct ot_ode) == OT__ODE_STRUCT_SIZE,
+               "struct ot_ode changed: update ot__ode_describe's fingerprint, then "
+               "OT__ODE_STRUCT_SIZE in ode_impl.h");
+#endif
+
+static uint64_t fnv(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ p[i]) * UINT64_C(0x100000001b3);
+    return h;
+}
+
+static uint64_t fingerprint(const struct ot_ode *o)
+{
+    const int64_t ints[] = {o->n,
+                            o->np,
+                            o->nout,
+                            o->nroots,
+                            o->method,
+                            o->mode,
+                            o->out_dtype,
+                            o->max_steps,
+                            o->max_steps_set,
+                            o->jac != NULL,
+                            o->init != NULL,
+                            o->out != NULL,
+                            o->root != NULL,
+                            o->device.type,
+                            o->device.id,
+                            o->outputs_on_device};
+    const double dbl[] = {o->rtol, o->atol,      o->t0,       o->h0,
+                          o->hmax, o->sens_rtol, o->sens_atol};
+    uint64_t h = fnv(UINT64_C(0xcbf29ce484222325), ints, sizeof ints);
+    h = fnv(h, dbl, sizeof dbl);
+    if (o->atol_vec)
+        h = fnv(h, o->atol_vec, (size_t)o->n * sizeof *o->atol_vec);
+    return h;
+}
+
+int ot__ode_describe(const ot_ode *ode, ot__ode_info *info)
+{
+    if (ode == NULL || info == NULL)
+        return ot__fail(OT_ERR_ARG, "%s: NULL", ode == NULL ? "ode" : "info");
+    info->n = ode->n;
+    info->np = ode->np;
+    info->nout = ode->nout;
+    info->nroots = ode->nroots;
+    info->rows = ode->out ? ode->nout : ode->n;
+    info->mode = ode->mode;
+    info->threads = ode->threads;
+    info->out_dtype = ode->out_dtype;
+    info->has_init = ode->init != NULL;
+    info->outputs_on_device = ode->device.type == OT_CUDA && ode->outputs_on_device;
+    info->t0 = ode->t0;
+    info->fingerprint = fingerprint(ode);
+    return OT_OK;
+}

@@ -1,0 +1,76 @@
+/* The callback-failure rules of every driver (see callback.h). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "solve/callback.h"
+
+void ot__cb_reset(ot__cb *c)
+{
+    c->failed = 0;
+    c->nan_count = 0;
+    c->msg[0] = c->cv_msg[0] = '\0';
+}
+
+int ot__cb_note(ot__cb *c, int rc, const char *fmt, ...)
+{
+    if (rc < 0)
+        c->failed = OT__CB_STOPPED;
+    else if (!c->failed)
+        c->failed = OT__CB_NOTED;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->msg, sizeof c->msg, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int ot__cb_returned(ot__cb *c, const char *name, int rc, double t, ot__cb_kind kind)
+{
+    return ot__cb_note(
+        c, rc < 0 || kind != OT__CB_RETRY ? -1 : 1, "%s returned %d%s at t = %g", name,
+        rc,
+        rc > 0 && kind == OT__CB_ROOT ? " (a root function cannot ask for a retry)" : "",
+        t);
+}
+
+int ot__cb_finite(ot__cb *c, const char *name, const char *target, const double *v,
+                  int64_t rows, int64_t lanes, int64_t lane0, double t, ot__cb_kind kind)
+{
+    const int64_t count = rows * lanes;
+    double probe = 0; /* x * 0 is 0 for finite x, NaN otherwise */
+    for (int64_t k = 0; k < count; k++)
+        probe += v[k] * 0.0;
+    if (probe == 0)
+        return 0;
+    int64_t k = 0;
+    while (k < count && isfinite(v[k]))
+        k++;
+    const int rc = kind == OT__CB_RETRY && ++c->nan_count <= OT__NAN_RETRIES ? 1 : -1;
+    const long long row = (long long)(k % rows), lane = (long long)(lane0 + k / rows);
+    if (isnan(t)) /* init: before any time */
+        return ot__cb_note(c, rc, "%s wrote NaN or Inf to %s[%lld] of lane %lld", name,
+                           target, row, lane);
+    return ot__cb_note(c, rc, "%s wrote NaN or Inf at t = %g to %s[%lld] of lane %lld",
+                       name, t, target, row, lane);
+}
+
+const char *ot__cb_cause(const ot__cb *c, int *status, const char *what, char *buf,
+                         size_t len)
+{
+    if (c->failed && *status == OT_ERR_SOLVER) {
+        *status = OT_ERR_CALLBACK;
+        snprintf(buf, len, "%s%s%s", c->msg, c->cv_msg[0] ? "; then " : "", c->cv_msg);
+    } else {
+        snprintf(buf, len, "%s", what);
+    }
+    return buf;
+}
+
+void ot__cb_cvode_error(int code, const char *module, const char *function, char *msg,
+                        void *eh_data)
+{
+    ot__cb *c = eh_data;
+    (void)code;
+    snprintf(c->cv_msg, sizeof c->cv_msg, "%s/%s: %s", module, function, msg);
+}

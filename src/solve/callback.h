@@ -1,0 +1,84 @@
+/* Private: the rules every driver applies to user callbacks and to CVODE's
+ * own errors, written once. A driver keeps one ot__cb per solver instance
+ * (a lanes worker, a lockstep batch) and routes every callback result
+ * through it:
+ * - a return < 0 stops the lane (lockstep: the batch); > 0 asks CVODE to
+ *   retry with a smaller step where it can (rhs, jac), and fails where it
+ *   cannot (root, out, init);
+ * - NaN/Inf written by rhs or jac is first treated as recoverable (a too
+ *   large trial step often causes it), then stops after OT__NAN_RETRIES;
+ *   from root, out or init it stops at once;
+ * - once stopped, every wrapper fails at once without calling the user
+ *   again: CVODE's fixed-point iteration (Adams) treats a failed rhs like a
+ *   convergence failure and would otherwise creep on to max_steps;
+ * - when CVODE then gives up, the callback is named as the cause. */
+#ifndef OT_SRC_SOLVE_CALLBACK_H
+#define OT_SRC_SOLVE_CALLBACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { OT__CB_NOTED = 1, OT__CB_STOPPED = 2 };
+enum { OT__NAN_RETRIES = 20 };
+
+/* What a callback may ask of CVODE after returning > 0. */
+typedef enum {
+    OT__CB_RETRY = 0, /* rhs, jac: retry with a smaller step */
+    OT__CB_ROOT = 1,  /* root functions: CVODE has no recoverable root failure */
+    OT__CB_FINAL = 2  /* init, out: no retry can help */
+} ot__cb_kind;
+
+typedef struct {
+    int failed;       /* 0, OT__CB_NOTED or OT__CB_STOPPED */
+    int nan_count;    /* NaN/Inf results so far */
+    char msg[256];    /* the last callback problem */
+    char cv_msg[256]; /* CVODE's last error message */
+} ot__cb;
+
+/* Clears the state for a new lane (lockstep: a new batch). */
+void ot__cb_reset(ot__cb *c);
+
+/* Nonzero once a callback stopped the lane: wrappers return -1 at once. */
+static inline int ot__cb_stopped(const ot__cb *c) { return c->failed == OT__CB_STOPPED; }
+
+/* Records a callback problem (rc < 0: stopped, else noted) and returns rc. */
+int ot__cb_note(ot__cb *c, int rc, const char *fmt, ...) OT_PRINTF_(3, 4);
+
+/* Maps a nonzero user return code of callback `name` at time t to CVODE's:
+ * -1 (stopped) or 1 (retry, for OT__CB_RETRY only), and records
+ * "NAME returned RC at t = T". */
+int ot__cb_returned(ot__cb *c, const char *name, int rc, double t, ot__cb_kind kind);
+
+/* Checks what callback `name` wrote into v, [rows, lanes] compact, and
+ * records the first NaN/Inf as "NAME wrote NaN or Inf at t = T to
+ * TARGET[ROW] of lane B" (lane: lane0 + column; t NaN for init, which runs
+ * before any time: no "at t ="). kind OT__CB_RETRY makes it recoverable up
+ * to OT__NAN_RETRIES times. @return 0 when all finite,
+ * else CVODE's code (1 or -1). The common all-finite case is one
+ * branch-free pass. */
+int ot__cb_finite(ot__cb *c, const char *name, const char *target, const double *v,
+                  int64_t rows, int64_t lanes, int64_t lane0, double t, ot__cb_kind kind);
+
+/* The cause of a lane's failure with status *status: when CVODE gave up
+ * (OT_ERR_SOLVER) after a callback problem, the callback is the cause:
+ * *status becomes OT_ERR_CALLBACK and the text "callback problem; then
+ * CVODE's message" (cv_msg). Otherwise WHAT. Returns buf. */
+const char *ot__cb_cause(const ot__cb *c, int *status, const char *what, char *buf,
+                         size_t len);
+
+/* CVODE's error handler (CVErrHandlerFn) with eh_data = the ot__cb: keeps
+ * the message in cv_msg; nothing is printed. */
+void ot__cb_cvode_error(int code, const char *module, const char *function, char *msg,
+                        void *eh_data);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

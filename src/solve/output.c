@@ -1,0 +1,82 @@
+/* Step records, NaN padding and the gathering of steps into tensors: the
+ * parts of finishing a solve that no solver repeats. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "solve/output.h"
+#include "tensor/tensor_impl.h"
+
+double *ot__record_push(ot__record *r, double t)
+{
+    if (r->count == r->cap) {
+        const int64_t cap = r->cap ? 2 * r->cap : 64;
+        double *nt = OT__REALLOC(r->t, (size_t)cap * sizeof *nt);
+        if (nt == NULL)
+            return NULL;
+        r->t = nt;
+        double *ny = OT__REALLOC(r->y, (size_t)(cap * r->width) * sizeof *ny + 1);
+        if (ny == NULL)
+            return NULL;
+        r->y = ny;
+        r->cap = cap;
+    }
+    r->t[r->count] = t;
+    return r->y + r->count++ * r->width;
+}
+
+void ot__record_free(ot__record *r)
+{
+    free(r->t);
+    free(r->y);
+    r->t = r->y = NULL;
+    r->count = r->cap = 0;
+}
+
+void ot__out_pad_host(ot_tensor *ys, ot_tensor *const *sens, int64_t nsens,
+                      const int64_t *count, int64_t rows, int64_t nbatch)
+{
+    const int64_t nt = ot_tensor_layout(ys)->shape[1];
+    for (int64_t b = 0; b < nbatch; b++)
+        for (int64_t k = count[b]; k < nt; k++) {
+            ot__out_nan(ys, k, b, rows);
+            for (int64_t j = 0; j < nsens; j++)
+                ot__out_nan(sens[j], k, b, rows);
+        }
+}
+
+int ot__out_gather_steps(ot_tensor **ts_out, ot_tensor **ys_out,
+                         const ot__record *records, int shared, const int64_t *count,
+                         int64_t rows, int64_t nbatch, ot_dtype dtype)
+{
+    int64_t nt_max = 1;
+    for (int64_t b = 0; b < nbatch; b++)
+        if (count[b] > nt_max)
+            nt_max = count[b];
+    const int64_t tshape[2] = {nt_max, nbatch}, yshape[3] = {rows, nt_max, nbatch};
+    ot_tensor *tst = NULL, *yst = NULL;
+    int st = ot__tensor_alloc(&tst, OT_F64, 2, tshape, "ts");
+    if (st == OT_OK)
+        st = ot__tensor_alloc(&yst, dtype, 3, yshape, "ys");
+    if (st != OT_OK) {
+        ot_tensor_free(tst);
+        return st;
+    }
+    double *ts = ot_tensor_layout(tst)->data;
+    for (int64_t b = 0; b < nbatch; b++) {
+        const ot__record *r = shared ? &records[0] : &records[b];
+        const double *y = shared ? r->y + b * rows : r->y;
+        const int64_t c = count[b], stride = shared ? rows * nbatch : rows;
+        for (int64_t k = 0; k < nt_max; k++) {
+            ts[b * nt_max + k] = k < c ? r->t[k] : NAN;
+            if (k < c)
+                ot__out_store(yst, k, b, y + k * stride, rows);
+            else
+                ot__out_nan(yst, k, b, rows);
+        }
+    }
+    *ts_out = tst;
+    *ys_out = yst;
+    return OT_OK;
+}

@@ -1,0 +1,39 @@
+/* Private: what the layers above the core (libodetensor_mpi) may use of the
+ * solve layer, instead of its structs. Exported (OT_API) from libodetensor
+ * for libodetensor_mpi.so; not part of the public API. */
+#ifndef OT_SRC_SOLVE_SOLVE_API_H
+#define OT_SRC_SOLVE_SOLVE_API_H
+
+#include "odetensor/ode.h"
+#include "odetensor/solution.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A progress hook given to one solve in place of the problem's. */
+typedef struct {
+    ot_progress_fn fn; /* NULL: none */
+    void *user;
+} ot__progress;
+
+/* ot_solve_dense (sens 0) or ot_solve_fwd_sens (sens 1), with progress
+ * reported to `progress` instead of the problem's own hook. Ownership and
+ * returns as those. */
+OT_API int ot__solve_at_times(const ot_ode *ode, ot_view y0, ot_view params,
+                              ot_view t_eval, int sens, ot__progress progress,
+                              ot_solution **out);
+
+/* t_eval's shape: present, [nt] with nt >= 1. @return OT_OK, OT_ERR_ARG or
+ * OT_ERR_SHAPE naming t_eval. */
+OT_API int ot__times_check_shape(ot_view t_eval);
+
+/* t_eval's values t[0..nt): finite, strictly increasing, none before t0.
+ * @return OT_OK or OT_ERR_VALUE naming the first that breaks a rule. */
+OT_API int ot__times_check_values(const double *t, int64_t nt, double t0);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
