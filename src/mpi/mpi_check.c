@@ -27,31 +27,12 @@ static uint64_t fnv(uint64_t h, const void *data, size_t len)
     return h;
 }
 
-/* Everything in the problem that can change a lane's result. The callbacks
- * are compared by presence only: their addresses differ between processes. */
-static uint64_t options_hash(const struct ot_ode *o)
-{
-    const int64_t ints[] = {o->nout,         o->nroots,       o->method,
-                            o->mode,         o->max_steps,    o->max_steps_set,
-                            o->jac != NULL,  o->init != NULL, o->out != NULL,
-                            o->root != NULL, o->device.type,  o->device.id};
-    const double dbl[] = {o->rtol, o->atol,      o->t0,       o->h0,
-                          o->hmax, o->sens_rtol, o->sens_atol};
-    uint64_t h = fnv(UINT64_C(0xcbf29ce484222325), ints, sizeof ints);
-    h = fnv(h, dbl, sizeof dbl);
-    if (o->atol_vec)
-        h = fnv(h, o->atol_vec, (size_t)o->n * sizeof *o->atol_vec);
-    return h;
-}
-
-/* t_eval as an owned f64 copy, checked as the one-process solve checks it. */
+/* t_eval as an owned f64 copy, checked by the core's own rules. */
 static int check_times(ot__mpi *m, ot_view t_eval, double t0)
 {
-    if (ot_view_is_absent(t_eval))
-        return ot__fail(OT_ERR_ARG, "t_eval: absent; give the output times");
-    if (t_eval.layout.ndim != 1 || t_eval.layout.shape[0] < 1)
-        return ot__fail(OT_ERR_SHAPE, "t_eval: needs shape [nt] with nt >= 1 (ndim %d)",
-                        (int)t_eval.layout.ndim);
+    int st = ot__times_check_shape(t_eval);
+    if (st != OT_OK)
+        return st;
     if (t_eval.layout.device.type != OT_CPU)
         return ot__fail(OT_ERR_DEVICE, "t_eval: must be in host memory");
     const int64_t nt = t_eval.layout.shape[0];
@@ -61,21 +42,7 @@ static int check_times(ot__mpi *m, ot_view t_eval, double t0)
     for (int64_t i = 0; i < nt; i++)
         ot_view_get(t_eval, i, 0, 0, &m->t[i]);
     m->nt = nt;
-    for (int64_t i = 0; i < nt; i++) {
-        if (!isfinite(m->t[i]))
-            return ot__fail(OT_ERR_VALUE,
-                            "t_eval: t_eval[%lld] is %g; times must be finite",
-                            (long long)i, m->t[i]);
-        if (i > 0 && !(m->t[i] > m->t[i - 1]))
-            return ot__fail(OT_ERR_VALUE,
-                            "t_eval: t_eval[%lld] = %g is not after t_eval[%lld] = %g; "
-                            "times must increase strictly",
-                            (long long)i, m->t[i], (long long)i - 1, m->t[i - 1]);
-    }
-    if (m->t[0] < t0)
-        return ot__fail(OT_ERR_VALUE, "t_eval: t_eval[0] = %g is before t0 = %g", m->t[0],
-                        t0);
-    return OT_OK;
+    return ot__times_check_values(m->t, nt, t0);
 }
 
 static int64_t lanes_of(ot_view v)
@@ -93,10 +60,10 @@ static int check_input(ot_view v, int64_t rows, int64_t nlocal, const char *name
 
 /* y0 and params of this rank: shapes and the lane count (values are checked
  * while they are packed). */
-static int check_lanes(const struct ot_ode *o, ot_view y0, ot_view params, check_rec *r)
+static int check_lanes(const ot__ode_info *o, ot_view y0, ot_view params, check_rec *r)
 {
     r->has_y0 = !ot_view_is_absent(y0);
-    if (!r->has_y0 && o->init == NULL)
+    if (!r->has_y0 && !o->has_init)
         return ot__fail(OT_ERR_ARG, "y0: absent, and the problem has no init callback");
     if (ot_view_is_absent(params) && o->np > 0)
         return ot__fail(OT_ERR_ARG, "params: absent, but the problem has %lld parameters",
@@ -155,28 +122,31 @@ static void check_local(ot__mpi *m, const ot_ode *ode, ot_view y0, ot_view param
         st = ot__fail(OT_ERR_ARG, "out: NULL");
     if (st == OT_OK && ode == NULL)
         st = ot__fail(OT_ERR_ARG, "ode: NULL");
+    if (st == OT_OK)
+        st = ot__ode_describe(ode, &m->desc);
     if (st == OT_OK) {
-        m->ode = *ode;
-        r->n = ode->n;
-        r->np = ode->np;
-        r->rows = ode->out ? ode->nout : ode->n;
-        r->mode = ode->mode;
-        r->out_dtype = ode->out_dtype;
-        r->opt_hash = options_hash(ode);
-        if (ode->device.type == OT_CUDA && ode->outputs_on_device)
+        const ot__ode_info *d = &m->desc;
+        m->ode = ode;
+        r->n = d->n;
+        r->np = d->np;
+        r->rows = d->rows;
+        r->mode = d->mode;
+        r->out_dtype = d->out_dtype;
+        r->opt_hash = d->fingerprint;
+        if (d->outputs_on_device)
             st = ot__fail(OT_ERR_DEVICE, "ode: outputs kept on the device cannot travel "
                                          "between ranks; keep them on the host");
-        else if (m->sens && ode->np == 0)
+        else if (m->sens && d->np == 0)
             st = ot__fail(OT_ERR_ARG, "params: sensitivities need nparams >= 1");
     }
     if (st == OT_OK)
-        st = check_times(m, t_eval, ode->t0);
+        st = check_times(m, t_eval, m->desc.t0);
     if (st == OT_OK) {
         r->nt = m->nt;
         r->t_hash = fnv(UINT64_C(0xcbf29ce484222325), m->t, (size_t)m->nt * sizeof *m->t);
     }
     if (st == OT_OK && (opts->input == OT_MPI_INPUT_LOCAL || m->rank == opts->root))
-        st = check_lanes(&m->ode, y0, params, r);
+        st = check_lanes(&m->desc, y0, params, r);
     r->status = st;
     if (st != OT_OK)
         snprintf(r->msg, sizeof r->msg, "%s (rank %d)", ot_last_error(), m->rank);
@@ -240,7 +210,7 @@ static int compare(const check_rec *rec, int size)
  * ranks' loads. */
 static int64_t auto_block(const ot__mpi *m)
 {
-    if (m->ode.mode == OT_LOCKSTEP)
+    if (m->desc.mode == OT_LOCKSTEP)
         return OT_MPI_LOCKSTEP_BLOCK;
     const int64_t want = 32 * (int64_t)m->size;
     int64_t b = (m->nbatch + want - 1) / want;
@@ -260,8 +230,8 @@ static int plan(ot__mpi *m, const check_rec *rec)
     m->rows = rec[0].rows;
     m->nsens = m->sens ? m->np : 0;
     m->has_y0 = (int)root->has_y0;
-    m->has_roots = m->ode.nroots > 0;
-    m->isz = m->ode.out_dtype == OT_F32 ? sizeof(float) : sizeof(double);
+    m->has_roots = m->desc.nroots > 0;
+    m->isz = m->desc.out_dtype == OT_F32 ? sizeof(float) : sizeof(double);
     m->in_w = (m->has_y0 ? m->n : 0) + m->np;
     m->off = calloc((size_t)m->size + 1, sizeof *m->off);
     m->passed = calloc((size_t)m->size, sizeof *m->passed);

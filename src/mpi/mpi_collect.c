@@ -118,9 +118,9 @@ static int new_solution(const ot__mpi *m, int64_t nlocal, ot_solution **out)
     int st = ot__solution_new(&s, nlocal, m->nsens, m->has_roots);
     const int64_t shape[3] = {m->rows, m->nt, nlocal};
     if (st == OT_OK)
-        st = ot_tensor_new(&s->ys, (ot_dtype)m->ode.out_dtype, 3, shape);
+        st = ot_tensor_new(&s->ys, (ot_dtype)m->desc.out_dtype, 3, shape);
     for (int64_t j = 0; st == OT_OK && j < m->nsens; j++)
-        st = ot_tensor_new(&s->sens[j], (ot_dtype)m->ode.out_dtype, 3, shape);
+        st = ot_tensor_new(&s->sens[j], (ot_dtype)m->desc.out_dtype, 3, shape);
     if (st == OT_OK)
         st = ot_tensor_new(&s->ts, OT_F64, 1, &m->nt);
     if (st != OT_OK) {

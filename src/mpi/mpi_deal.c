@@ -114,8 +114,7 @@ static void solve_block(ot__mpi *m, int64_t k, double *in)
     ot_solution *sol = NULL;
     const double t0 = MPI_Wtime();
     if (s == OT_OK)
-        s = m->sens ? ot_solve_fwd_sens(&m->ode, y0, p, t, &sol)
-                    : ot_solve_dense(&m->ode, y0, p, t, &sol);
+        s = ot__solve_at_times(m->ode, y0, p, t, m->sens, m->progress, &sol);
     m->info.t_solve += MPI_Wtime() - t0;
     if (s == OT_ERR_LANES_FAILED)
         s = OT_OK; /* lane failures travel with the lanes */
@@ -195,16 +194,17 @@ int ot__mpi_deal(ot__mpi *m)
     dealer d;
     memset(&d, 0, sizeof d);
     d.m = m;
-    m->ode.progress = NULL; /* the caller's hook would see block-local counts */
-    m->ode.progress_user = NULL;
+    /* The caller's hook would see block-local counts: never theirs. */
+    m->progress.fn = NULL;
+    m->progress.user = NULL;
     const int root = m->rank == m->opt.root;
     int level = MPI_THREAD_SINGLE, is_main = 0, st = OT_OK;
     MPI_Query_thread(&level);
     MPI_Is_thread_main(&is_main);
     /* Lanes mode calls the hook on this thread with one worker thread, on
      * others with more: MPI must allow that. Lockstep calls no hook. */
-    int poll = m->size > 1 && m->ode.mode == OT_LANES &&
-               (m->ode.threads == 1 ? is_main : level >= MPI_THREAD_SERIALIZED);
+    int poll = m->size > 1 && m->desc.mode == OT_LANES &&
+               (m->desc.threads == 1 ? is_main : level >= MPI_THREAD_SERIALIZED);
     double *in = NULL;
     if (!root && (in = malloc((size_t)(m->block * m->in_w + 1) * sizeof *in)) == NULL)
         st = ot__fail(OT_ERR_NOMEM, "deal: cannot allocate the input buffer on rank %d",
@@ -218,8 +218,8 @@ int ot__mpi_deal(ot__mpi *m)
         for (int r = 0; d.cur && r < m->size; r++)
             d.cur[r] = m->nblocks * r / m->size;
         if (poll) {
-            m->ode.progress = poll_hook;
-            m->ode.progress_user = &d;
+            m->progress.fn = poll_hook;
+            m->progress.user = &d;
         }
     }
     st = ot__mpi_agree(m, st);
@@ -236,7 +236,7 @@ int ot__mpi_deal(ot__mpi *m)
     free(in);
     free(d.cur);
     free(d.sent);
-    m->ode.progress = NULL;
+    m->progress.fn = NULL;
     if (st == OT_OK && m->hard != OT_OK)
         st = ot__fail(m->hard, "%s", m->hard_msg);
     return st;

@@ -17,8 +17,9 @@
 #include "odetensor_mpi.h"
 
 #include "core/error.h"
-#include "ode/ode_impl.h"
+#include "ode/ode_info.h"
 #include "solve/solution_impl.h"
+#include "solve/solve_api.h"
 
 /* One lane's fixed part on the wire; its message (msg_len bytes, padded to
  * 8) and its output columns follow it. */
@@ -32,8 +33,10 @@ typedef struct {
     MPI_Comm comm; /* our duplicate, MPI_ERRORS_RETURN */
     int rank, size;
     ot_mpi_options opt;
-    struct ot_ode ode; /* the caller's problem, shallow copy: progress replaced */
-    int sens;          /* ot_mpi_solve_fwd_sens */
+    const ot_ode *ode;     /* the caller's problem */
+    ot__ode_info desc;     /* its sizes, options and fingerprint */
+    ot__progress progress; /* the hook block solves report to (not the caller's) */
+    int sens;              /* ot_mpi_solve_fwd_sens */
     int64_t n, np, rows, nt, nsens, nbatch, block, nblocks;
     int has_y0, has_roots;
     size_t isz;      /* bytes per output element */
