@@ -1,21 +1,35 @@
-# odetensor: GNU make build. `make help` lists the targets.
+# odetensor: GNU make build. `make help` prints this list.
+#
+# Everyday
+#   make test-c           the fast loop: build the library and run the C suites (~1 min)
 #   make check            build and run every test (installs Debian deps first)
 #   make check SANITIZE=1 the same under AddressSanitizer + UBSan
 #   make check VALGRIND=1 the C tests and examples under valgrind (mk/hardening.mk)
 #   make check TSAN=1     the C tests in a ThreadSanitizer build (build/tsan)
-#   make fuzz FUZZ_TIME=600  the libFuzzer targets, longer (check runs them 20 s each)
+#   make lint             cppcheck + clang-format check; make format fixes the format
 #   make demo             build and run the main example
+#   make install PREFIX=/usr DESTDIR=/tmp/stage   (uninstall: the same arguments)
+#
+# Parts
 #   make cuda             the CUDA lockstep backend (build/cuda/), needs nvcc
 #   make wasm             the WebAssembly/JavaScript package (bindings/wasm/)
 #   make wasm-demo        serve the browser demo on http://127.0.0.1:8123/demo/
-#   make bench            Robertson benchmark vs raw CVODE and SciPy (BENCHMARKS.md)
+#   make mpi              the MPI layer, its tests, example and benchmark (mk/mpi.mk)
+#   make fuzz FUZZ_TIME=600  the libFuzzer targets, longer (check runs them 20 s each)
+#
+# Benchmarks (BENCHMARKS.md)
+#   make bench            Robertson benchmark vs raw CVODE and SciPy
 #   make bench-lockstep   lockstep vs lanes mode on the CPU
 #   make bench-checksum   one result hash per driver path (refactoring guard)
 #   make million          1,000,000 Robertson lanes per mode: time, peak RSS, bytes per lane
 #   make bench-wasm       WebAssembly vs native, JS vs C callbacks, odex (npm)
-#   make mpi              the MPI layer, its tests, example and benchmark (mk/mpi.mk)
 #   make bench-mpi        MPI strong scaling, imbalance, messages, 64-node projection
-#   make install PREFIX=/usr DESTDIR=/tmp/stage
+#
+# Internal: the pieces `make check` runs (each also runs alone)
+#   test-headers test-readme test-install test-python test-examples test-million
+#   test-cuda test-wasm test-wasm-browser test-inject test-fuzz test-mpi
+#   test-valgrind test-tsan; and deps deps-check bench-bin fuzz-bin fuzz-lib
+#   mpi-build mpi-example wasm-deps wasm-browser-deps gpu-check
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -79,7 +93,7 @@ SHARED := $(B)/libodetensor.so
 all: $(STATIC) $(SHARED) examples
 
 help:
-	@sed -n '1,/^$$/p' Makefile
+	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@sh scripts/deps.sh build

@@ -1,5 +1,5 @@
 # Allocation-failure injection (issue 6): the library again, compiled with
-# -DOT_FAULT_INJECT (src/alloc.h counts every allocation and allocating
+# -DOT_FAULT_INJECT (src/core/alloc.h counts every allocation and allocating
 # SUNDIALS call as a failure point) and always with ASan + UBSan, so LSan can
 # check for leaks after each injected failure; tests/inject/ drives it.
 #   make test-inject      build and run it (part of make check)

@@ -489,7 +489,7 @@ START_TEST(adams_matches_analytic)
 END_TEST
 
 /* The device options are checked when set and when solving; this build has
- * no CUDA backend (make check links src/cuda_none.c), so a CUDA solve says
+ * no CUDA backend (make check links src/cuda/none.c), so a CUDA solve says
  * so with OT_ERR_NO_CUDA and returns no solution. */
 START_TEST(device_requests_without_cuda)
 {

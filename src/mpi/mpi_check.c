@@ -13,9 +13,9 @@
 typedef struct {
     int64_t status; /* of the local checks; msg holds their message */
     int64_t input, output, root, balance, block, sens;
-    int64_t n, np, rows, nt, mode, out_dtype;
-    int64_t has_y0, nlocal;
-    uint64_t t_hash, opt_hash;
+    ot__ode_info desc; /* the problem: sizes, mode, dtype, fingerprint */
+    int64_t nt, has_y0, nlocal;
+    uint64_t t_hash;
     char msg[256];
 } check_rec;
 
@@ -127,12 +127,7 @@ static void check_local(ot__mpi *m, const ot_ode *ode, ot_view y0, ot_view param
     if (st == OT_OK) {
         const ot__ode_info *d = &m->desc;
         m->ode = ode;
-        r->n = d->n;
-        r->np = d->np;
-        r->rows = d->rows;
-        r->mode = d->mode;
-        r->out_dtype = d->out_dtype;
-        r->opt_hash = d->fingerprint;
+        r->desc = *d;
         if (d->outputs_on_device)
             st = ot__fail(OT_ERR_DEVICE, "ode: outputs kept on the device cannot travel "
                                          "between ranks; keep them on the host");
@@ -173,12 +168,12 @@ static int compare(const check_rec *rec, int size)
         OT_MPI_SAME_(balance, "opts.balance");
         OT_MPI_SAME_(block, "opts.block");
         OT_MPI_SAME_(sens, "entry point (1: ot_mpi_solve_fwd_sens)");
-        OT_MPI_SAME_(n, "ode: nstates");
-        OT_MPI_SAME_(np, "ode: nparams");
-        OT_MPI_SAME_(rows, "ode: output rows (nout, or nstates)");
-        OT_MPI_SAME_(mode, "ode: mode");
-        OT_MPI_SAME_(out_dtype, "ode: output dtype");
-        if (rec[r].opt_hash != rec[0].opt_hash)
+        OT_MPI_SAME_(desc.n, "ode: nstates");
+        OT_MPI_SAME_(desc.np, "ode: nparams");
+        OT_MPI_SAME_(desc.rows, "ode: output rows (nout, or nstates)");
+        OT_MPI_SAME_(desc.mode, "ode: mode");
+        OT_MPI_SAME_(desc.out_dtype, "ode: output dtype");
+        if (rec[r].desc.fingerprint != rec[0].desc.fingerprint)
             return ot__fail(OT_ERR_ARG,
                             "ode: rank %d's options (method, tolerances, t0, steps, "
                             "callbacks set) differ from rank 0's; build the problem "
@@ -225,9 +220,9 @@ static int plan(ot__mpi *m, const check_rec *rec)
     m->opt.output = (int)rec[0].output;
     m->opt.root = (int)rec[0].root;
     m->opt.balance = (int)rec[0].balance;
-    m->n = rec[0].n;
-    m->np = rec[0].np;
-    m->rows = rec[0].rows;
+    m->n = rec[0].desc.n;
+    m->np = rec[0].desc.np;
+    m->rows = rec[0].desc.rows;
     m->nsens = m->sens ? m->np : 0;
     m->has_y0 = (int)root->has_y0;
     m->has_roots = m->desc.nroots > 0;

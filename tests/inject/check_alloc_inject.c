@@ -2,7 +2,7 @@
  * with -DOT_FAULT_INJECT and ASan (mk/inject.mk). For every public call that
  * allocates, and for every k until the call completes, the k-th failure
  * point (an allocation by odetensor, or a SUNDIALS constructor or setup call
- * made through src/alloc.h) fails; once alone ("one-shot") and once with
+ * made through src/core/alloc.h) fails; once alone ("one-shot") and once with
  * every later point failing too ("sticky", memory stays short). Each run
  * must end in an out-of-memory status with a message (or degrade to the
  * same answer, e.g. fewer threads), leave the caller's buffers and *out
