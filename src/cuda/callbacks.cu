@@ -71,14 +71,14 @@ int ot__cuda_check(ot__lockstep *L, cudaError_t e, const char *what)
     return -1;
 }
 
-int ot__cuda_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *ud)
+static int rhs_cb(sunrealtype t, N_Vector y, N_Vector ydot, void *ud)
 {
     ot__lockstep *L = (ot__lockstep *)ud;
     return call_rhs(L, t, ot__dptr(y), state(L)->p, ot__dptr(ydot));
 }
 
-int ot__cuda_jac(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *ud,
-                 N_Vector t1, N_Vector t2, N_Vector t3)
+static int jac_cb(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *ud,
+                  N_Vector t1, N_Vector t2, N_Vector t3)
 {
     (void)t3;
     ot__lockstep *L = (ot__lockstep *)ud;
@@ -121,7 +121,7 @@ int ot__cuda_jac(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *ud,
     return ot__cuda_check(L, cudaGetLastError(), "jac kernels") ? -1 : 0;
 }
 
-int ot__cuda_root(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
+static int root_cb(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
 {
     ot__lockstep *L = (ot__lockstep *)ud;
     ot__cuda_state *S = state(L);
@@ -147,8 +147,8 @@ int ot__cuda_root(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
 }
 
 /* ySdot_j = (f(y + h s_j, p + h e_j) - f(y - h s_j, p - h e_j)) / 2h. */
-int ot__cuda_sens_rhs(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Vector *yS,
-                      N_Vector *ySdot, void *ud, N_Vector t1, N_Vector t2)
+static int sens_rhs_cb(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Vector *yS,
+                       N_Vector *ySdot, void *ud, N_Vector t1, N_Vector t2)
 {
     (void)ydot, (void)t1, (void)t2;
     ot__lockstep *L = (ot__lockstep *)ud;
@@ -168,3 +168,10 @@ int ot__cuda_sens_rhs(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Vector
     }
     return ot__cuda_check(L, cudaGetLastError(), "sensitivity kernels") ? -1 : 0;
 }
+
+const ot__lockstep_callbacks ot__cuda_callbacks = {
+    .rhs = rhs_cb,
+    .jac = jac_cb,
+    .root = root_cb,
+    .sens_rhs = sens_rhs_cb,
+};

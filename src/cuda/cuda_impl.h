@@ -89,12 +89,8 @@ void ot__cuda_nan_after(void *ys, int f32, const long long *counts, int64_t rows
 
 /* ---- callbacks.cu --------------------------------------------------------- */
 
-int ot__cuda_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *ud);
-int ot__cuda_jac(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *ud,
-                 N_Vector t1, N_Vector t2, N_Vector t3);
-int ot__cuda_root(sunrealtype t, N_Vector y, sunrealtype *g, void *ud);
-int ot__cuda_sens_rhs(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Vector *yS,
-                      N_Vector *ySdot, void *ud, N_Vector t1, N_Vector t2);
+/* The CVODE callbacks on device vectors. */
+extern const ot__lockstep_callbacks ot__cuda_callbacks;
 /* Views over device storage, [rows, nbatch] f64 on L's device. */
 ot_view ot__cuda_view(const ot__lockstep *L, const double *d, int64_t rows);
 ot_view_mut ot__cuda_mut(const ot__lockstep *L, double *d, int64_t rows);

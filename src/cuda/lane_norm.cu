@@ -72,12 +72,5 @@ void ot__cuda_lane_norm(N_Vector v, int64_t n, const unsigned char *mask,
     lane_n = n;
     lane_word = word;
     lane_mask = mask;
-    v->ops->nvwrmsnorm = wrms;
-    v->ops->nvwrmsnormmask = wrms_mask;
-    /* Fused and local variants would bypass ours; without them SUNDIALS
-     * falls back to the ops above. */
-    v->ops->nvwrmsnormvectorarray = NULL;
-    v->ops->nvwrmsnormmaskvectorarray = NULL;
-    v->ops->nvwsqrsumlocal = NULL;
-    v->ops->nvwsqrsummasklocal = NULL;
+    ot__lockstep_set_norm(v, wrms, wrms_mask);
 }

@@ -156,10 +156,7 @@ int host_rows(ot__lockstep *L, double t, N_Vector y, double *dst);
 const ot__lockstep_backend cuda_backend = {
     .emit = emit,
     .host_rows = host_rows,
-    .rhs = ot__cuda_rhs,
-    .jac = ot__cuda_jac,
-    .root = ot__cuda_root,
-    .sens_rhs = ot__cuda_sens_rhs,
+    .callbacks = &ot__cuda_callbacks,
     .make_atol = make_atol,
     .make_linear = make_linear,
     .stopped_changed = stopped_changed,

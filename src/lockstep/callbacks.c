@@ -37,7 +37,7 @@ static int call_rhs(ot__lockstep *L, double t, const double *y, const double *p,
                          OT__CB_RETRY);
 }
 
-int ot__lockstep_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *ud)
+static int rhs_cb(sunrealtype t, N_Vector y, N_Vector ydot, void *ud)
 {
     ot__lockstep *L = ud;
     return call_rhs(L, t, N_VGetArrayPointer(y), L->p, N_VGetArrayPointer(ydot));
@@ -77,8 +77,8 @@ static int dq_jac(ot__lockstep *L, double t, N_Vector y, N_Vector fy, double *a,
     return 0;
 }
 
-int ot__lockstep_jac(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *ud,
-                     N_Vector t1, N_Vector t2, N_Vector t3)
+static int jac_cb(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *ud,
+                  N_Vector t1, N_Vector t2, N_Vector t3)
 {
     (void)t3;
     ot__lockstep *L = ud;
@@ -101,7 +101,7 @@ int ot__lockstep_jac(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *
     return ot__cb_finite(&L->cb, "jac", "J", a, n * n, L->nbatch, 0, t, OT__CB_RETRY);
 }
 
-int ot__lockstep_root(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
+static int root_cb(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
 {
     ot__lockstep *L = ud;
     const ot_ode *ode = L->plan->ode;
@@ -122,8 +122,8 @@ int ot__lockstep_root(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
 
 /* ySdot_j = (f(y + h s_j, p + h e_j) - f(y - h s_j, p - h e_j)) / 2h, with
  * h per lane from the parameter's size. */
-int ot__lockstep_sens_rhs(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Vector *yS,
-                          N_Vector *ySdot, void *ud, N_Vector t1, N_Vector t2)
+static int sens_rhs_cb(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Vector *yS,
+                       N_Vector *ySdot, void *ud, N_Vector t1, N_Vector t2)
 {
     (void)ydot, (void)t1, (void)t2;
     ot__lockstep *L = ud;
@@ -156,3 +156,10 @@ int ot__lockstep_sens_rhs(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Ve
     }
     return 0;
 }
+
+const ot__lockstep_callbacks ot__lockstep_cpu_callbacks = {
+    .rhs = rhs_cb,
+    .jac = jac_cb,
+    .root = root_cb,
+    .sens_rhs = sens_rhs_cb,
+};

@@ -206,10 +206,7 @@ static int host_rows(ot__lockstep *L, double t, N_Vector y, double *dst)
 static const ot__lockstep_backend cpu_backend = {
     .emit = emit,
     .host_rows = host_rows,
-    .rhs = ot__lockstep_rhs,
-    .jac = ot__lockstep_jac,
-    .root = ot__lockstep_root,
-    .sens_rhs = ot__lockstep_sens_rhs,
+    .callbacks = &ot__lockstep_cpu_callbacks,
     .make_atol = make_atol,
     .make_linear = make_linear,
     .initial_state = initial_state,

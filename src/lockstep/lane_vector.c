@@ -117,12 +117,19 @@ N_Vector ot__lockstep_vector_new(sunindextype n, sunindextype nbatch, int plain_
     v->content = c;
     v->ops->nvclone = clone;
     v->ops->nvcloneempty = clone_empty;
+    ot__lockstep_set_norm(v, wrms, wrms_mask);
+    return v;
+}
+
+void ot__lockstep_set_norm(N_Vector v, sunrealtype (*wrms)(N_Vector, N_Vector),
+                           sunrealtype (*wrms_mask)(N_Vector, N_Vector, N_Vector))
+{
     v->ops->nvwrmsnorm = wrms;
     v->ops->nvwrmsnormmask = wrms_mask;
-    /* Fused array norms would bypass ours: the generic layer then loops. */
+    /* Fused and local variants would bypass ours; without them SUNDIALS'
+     * generic layer falls back to the ops above. */
     v->ops->nvwrmsnormvectorarray = NULL;
     v->ops->nvwrmsnormmaskvectorarray = NULL;
     v->ops->nvwsqrsumlocal = NULL;
     v->ops->nvwsqrsummasklocal = NULL;
-    return v;
 }

@@ -19,6 +19,14 @@ extern "C" {
 
 typedef struct ot__lockstep ot__lockstep;
 
+/* A backend's CVODE callbacks, user_data = the ot__lockstep. */
+typedef struct {
+    CVRhsFn rhs;
+    CVLsJacFn jac;
+    CVRootFn root;
+    CVSensRhsFn sens_rhs;
+} ot__lockstep_callbacks;
+
 /* What differs between lockstep backends (CPU, CUDA): where the vectors
  * live, the CVODE callbacks, and moving results out. Filled with designated
  * initializers; stopped_changed may be NULL. */
@@ -31,10 +39,7 @@ typedef struct {
      * [rows, nbatch]. */
     int (*host_rows)(ot__lockstep *L, double t, N_Vector y, double *dst);
     /* The CVODE callbacks on this backend's vectors. */
-    CVRhsFn rhs;
-    CVLsJacFn jac;
-    CVRootFn root;
-    CVSensRhsFn sens_rhs;
+    const ot__lockstep_callbacks *callbacks;
     /* The per-lane atol vector filled from ode->atol_vec into L->atolv. */
     int (*make_atol)(ot__lockstep *L);
     /* The block matrix and solver into L->A, L->LS (NULL: no memory). */
@@ -87,6 +92,12 @@ int ot__lockstep_cpu_run(const ot__plan *plan, const ot__sink *sink);
 N_Vector ot__lockstep_vector_new(sunindextype n, sunindextype nbatch, int plain_norm,
                                  const unsigned char *stopped, SUNContext ctx);
 
+/* Makes v's WRMS norms (nvwrmsnorm, nvwrmsnormmask) the given per-lane ones
+ * and removes the fused and local variants that would bypass them; both
+ * backends' lane vectors use it. */
+void ot__lockstep_set_norm(N_Vector v, sunrealtype (*wrms)(N_Vector, N_Vector),
+                           sunrealtype (*wrms_mask)(N_Vector, N_Vector, N_Vector));
+
 /* Block-diagonal matrix, nbatch dense n x n blocks as [n, n, nbatch]
  * column-major. Ownership: the caller's (SUNMatDestroy). */
 SUNMatrix ot__lockstep_block_matrix_new(sunindextype n, sunindextype nbatch,
@@ -98,14 +109,8 @@ sunrealtype *ot__lockstep_block_data(SUNMatrix A);
 SUNLinearSolver ot__lockstep_block_solver_new(sunindextype n, sunindextype nbatch,
                                               SUNContext ctx);
 
-/* The CPU backend's CVODE callbacks (callbacks.c), user_data = the
- * ot__lockstep. */
-int ot__lockstep_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *ud);
-int ot__lockstep_jac(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *ud,
-                     N_Vector t1, N_Vector t2, N_Vector t3);
-int ot__lockstep_root(sunrealtype t, N_Vector y, sunrealtype *g, void *ud);
-int ot__lockstep_sens_rhs(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Vector *yS,
-                          N_Vector *ySdot, void *ud, N_Vector t1, N_Vector t2);
+/* The CPU backend's CVODE callbacks (callbacks.c). */
+extern const ot__lockstep_callbacks ot__lockstep_cpu_callbacks;
 
 /* ---- Backend-neutral (loops.c) ------------------------------------------- */
 

@@ -55,7 +55,7 @@ static int configure(ot__lockstep *L)
     const ot_ode *ode = pl->ode;
     const ot__lockstep_backend *be = L->be;
     void *cv = L->cv;
-    int f = OT__SUN_CALL(CVodeInit(cv, be->rhs, pl->t0, L->y), CV_MEM_FAIL);
+    int f = OT__SUN_CALL(CVodeInit(cv, be->callbacks->rhs, pl->t0, L->y), CV_MEM_FAIL);
     f = f ? f : ot__cv_options(cv, pl, L, &L->cb);
     if (!f && ode->atol_vec) {
         const int st = be->make_atol(L);
@@ -66,13 +66,17 @@ static int configure(ot__lockstep *L)
     if (!f && ode->method == OT_BDF)
         be->make_linear(L);
     /* The block matrix has no CVODE difference quotients: ours always. */
-    f = f ? f : ot__cv_solver(cv, ode, L->A, L->LS, be->jac, L->y, L->ctx, &L->NLS);
+    f = f ? f
+          : ot__cv_solver(cv, ode, L->A, L->LS, be->callbacks->jac, L->y, L->ctx,
+                          &L->NLS);
     if (!f && ode->nroots > 0)
-        f = OT__SUN_CALL(CVodeRootInit(cv, (int)(ode->nroots * L->nbatch), be->root),
-                         CV_MEM_FAIL);
+        f = OT__SUN_CALL(
+            CVodeRootInit(cv, (int)(ode->nroots * L->nbatch), be->callbacks->root),
+            CV_MEM_FAIL);
     if (!f && pl->kind == OT__SENS) {
-        f = OT__SUN_CALL(CVodeSensInit(cv, (int)L->np, CV_STAGGERED, be->sens_rhs, L->yS),
-                         CV_MEM_FAIL);
+        f = OT__SUN_CALL(
+            CVodeSensInit(cv, (int)L->np, CV_STAGGERED, be->callbacks->sens_rhs, L->yS),
+            CV_MEM_FAIL);
         f = f ? f : ot__cv_sens_setup(cv, ode, (int)L->np, L->y, L->ctx, &L->NLSsens);
     }
     if (f == CV_MEM_FAIL)

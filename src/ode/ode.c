@@ -136,13 +136,21 @@ static int check_nonneg(const char *what, double v)
     return OT_OK;
 }
 
+/* Sets *field, an option of ode, to v, a tolerance-like value. */
+static int set_nonneg(const ot_ode *ode, const char *fn, const char *what, double v,
+                      double *field)
+{
+    if (ode == NULL)
+        return ot__fail(OT_ERR_ARG, "%s: ode is NULL", fn);
+    int st = check_nonneg(what, v);
+    if (st == OT_OK)
+        *field = v;
+    return st;
+}
+
 int ot_ode_set_rtol(ot_ode *ode, double rtol)
 {
-    NEED_ODE("ot_ode_set_rtol");
-    int st = check_nonneg("rtol", rtol);
-    if (st == OT_OK)
-        ode->rtol = rtol;
-    return st;
+    return set_nonneg(ode, "ot_ode_set_rtol", "rtol", rtol, ode ? &ode->rtol : NULL);
 }
 
 int ot_ode_set_atol(ot_ode *ode, double atol)
@@ -196,20 +204,14 @@ int ot_ode_set_t0(ot_ode *ode, double t0)
 
 int ot_ode_set_first_step(ot_ode *ode, double h0)
 {
-    NEED_ODE("ot_ode_set_first_step");
-    int st = check_nonneg("first_step", h0);
-    if (st == OT_OK)
-        ode->h0 = h0;
-    return st;
+    return set_nonneg(ode, "ot_ode_set_first_step", "first_step", h0,
+                      ode ? &ode->h0 : NULL);
 }
 
 int ot_ode_set_max_step(ot_ode *ode, double hmax)
 {
-    NEED_ODE("ot_ode_set_max_step");
-    int st = check_nonneg("max_step", hmax);
-    if (st == OT_OK)
-        ode->hmax = hmax;
-    return st;
+    return set_nonneg(ode, "ot_ode_set_max_step", "max_step", hmax,
+                      ode ? &ode->hmax : NULL);
 }
 
 int ot_ode_set_max_steps(ot_ode *ode, int64_t max_steps)
