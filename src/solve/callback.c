@@ -34,15 +34,11 @@ int ot__cb_returned(ot__cb *c, const char *name, int rc, double t, ot__cb_kind k
         t);
 }
 
-int ot__cb_finite(ot__cb *c, const char *name, const char *target, const double *v,
-                  int64_t rows, int64_t lanes, int64_t lane0, double t, ot__cb_kind kind)
+int ot__cb_nonfinite(ot__cb *c, const char *name, const char *target, const double *v,
+                     int64_t rows, int64_t lanes, int64_t lane0, double t,
+                     ot__cb_kind kind)
 {
     const int64_t count = rows * lanes;
-    double probe = 0; /* x * 0 is 0 for finite x, NaN otherwise */
-    for (int64_t k = 0; k < count; k++)
-        probe += v[k] * 0.0;
-    if (probe == 0)
-        return 0;
     int64_t k = 0;
     while (k < count && isfinite(v[k]))
         k++;
