@@ -1,5 +1,6 @@
 /* The allocation-failure injector (test builds only; see fault_inject.h). */
 #include "core/fault_inject.h"
+#include "core/test_hooks.h"
 
 #include <stdatomic.h>
 

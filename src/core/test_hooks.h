@@ -25,6 +25,16 @@ void ot__cuda_use_cublas(int on);
 void ot__size_set_limit(uint64_t bytes);
 uint64_t ot__size_last_estimate(void);
 
+/* Allocation-failure injection (core/fault_inject.c, builds with
+ * -DOT_FAULT_INJECT only): arms the injector so that the point numbered k
+ * (0-based, counted from this call) fails; with sticky, every point from k
+ * on fails too. k < 0 disarms it and only counts. Resets the counters. */
+void ot__inject_arm(long k, int sticky);
+/* Points counted since the last ot__inject_arm, and how many of them were
+ * made to fail. */
+long ot__inject_points(void);
+long ot__inject_failed(void);
+
 #ifdef __cplusplus
 }
 #endif

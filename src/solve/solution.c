@@ -14,16 +14,16 @@ int ot__solution_new(ot_solution **out, int64_t nbatch, int64_t nsens, int with_
     if (s == NULL)
         return ot__fail(OT_ERR_NOMEM, "solution: cannot allocate");
     pthread_mutex_init(&s->lock, NULL);
-    const size_t nb = (size_t)nbatch;
+    const size_t lanes = (size_t)nbatch;
     s->nbatch = nbatch;
     s->nsens = nsens;
-    s->status = OT__CALLOC(nb, sizeof *s->status);
-    s->count = OT__CALLOC(nb, sizeof *s->count);
+    s->status = OT__CALLOC(lanes, sizeof *s->status);
+    s->count = OT__CALLOC(lanes, sizeof *s->count);
     if (with_roots) { /* 12 bytes a lane, only for problems with events */
-        s->root_index = OT__MALLOC(nb * sizeof *s->root_index);
-        s->root_time = OT__MALLOC(nb * sizeof *s->root_time);
+        s->root_index = OT__MALLOC(lanes * sizeof *s->root_index);
+        s->root_time = OT__MALLOC(lanes * sizeof *s->root_time);
     }
-    s->stats = OT__CALLOC(nb, sizeof *s->stats);
+    s->stats = OT__CALLOC(lanes, sizeof *s->stats);
     s->sens = nsens ? OT__CALLOC((size_t)nsens, sizeof *s->sens) : NULL;
     if (!s->status || !s->count || (with_roots && (!s->root_index || !s->root_time)) ||
         !s->stats || (nsens && !s->sens)) {

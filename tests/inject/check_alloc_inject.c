@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "../solve_common.h"
-#include "core/fault_inject.h"
+#include "core/test_hooks.h"
 
 #define NB 5
 #define NT 4
