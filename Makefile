@@ -21,6 +21,7 @@
 #   make bench            Robertson benchmark vs raw CVODE and SciPy
 #   make bench-lockstep   lockstep vs lanes mode on the CPU
 #   make bench-checksum   one result hash per driver path (refactoring guard)
+#   make bench-fixed      the fixed cost of one small solve call vs raw CVODE
 #   make million          1,000,000 Robertson lanes per mode: time, peak RSS, bytes per lane
 #   make bench-wasm       WebAssembly vs native, JS vs C callbacks, odex (npm)
 #   make bench-mpi        MPI strong scaling, imbalance, messages, 64-node projection
@@ -88,7 +89,7 @@ SHARED := $(B)/libodetensor.so
 
 .PHONY: all check demo install uninstall clean lint format help deps deps-check \
         test-c test-headers test-readme test-install test-python test-examples examples bench bench-bin \
-        bench-lockstep bench-checksum million test-million
+        bench-lockstep bench-checksum bench-fixed million test-million
 
 all: $(STATIC) $(SHARED) examples
 
@@ -192,7 +193,7 @@ demo: deps
 # the table that BENCHMARKS.md records; `make bench ROUNDS=9` etc. set the
 # sizes that bench/run.sh reads (see its header).
 BENCH_BIN := $(B)/bench/raw_cvode $(B)/bench/ot_robertson $(B)/bench/interleave \
-             $(B)/bench/lockstep_vs_lanes $(B)/bench/checksum
+             $(B)/bench/lockstep_vs_lanes $(B)/bench/checksum $(B)/bench/fixed_cost
 
 bench-bin: $(BENCH_BIN)
 
@@ -220,6 +221,10 @@ bench:
 # reference solved 1e4 times tighter.
 bench-lockstep: $(B)/bench/lockstep_vs_lanes
 	@for m in lanes1 lanes2 lockstep; do $(B)/bench/lockstep_vs_lanes $$m 10000; done
+
+# The fixed cost of one small solve call against raw CVODE's create + solve.
+bench-fixed: $(B)/bench/fixed_cost
+	$(B)/bench/fixed_cost
 
 # A refactoring guard: one hash per driver path (lanes and lockstep; dense,
 # difference quotients, steps, sensitivities, roots, out + f32) over

@@ -109,7 +109,7 @@ static const refusal refusals[] = {
     {"1e13 lanes, f32 ys", OT_ERR_NOMEM,
      "; ys: 4 * rows=2 * nt=3 * nbatch=10000000000000 = 240000000000000 bytes"},
     {"1e13 lanes, ot_solve", OT_ERR_NOMEM,
-     "; per-lane step copies: 8 * (rows + 1)=3 * nt=2 * nbatch=10000000000000 = "
+     "; per-lane step records: 8 * (rows + 1)=3 * nt=2 * nbatch=10000000000000 = "
      "480000000000000 bytes"},
     {"1e13 lanes, f32 y0", OT_ERR_NOMEM,
      "; f64 copy of y0: 8 * rows=2 * lanes=10000000000000 = 160000000000000 bytes"},

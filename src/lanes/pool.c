@@ -4,7 +4,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
@@ -45,19 +44,9 @@ static void *run_worker(void *arg)
     return NULL;
 }
 
-static int thread_count(const ot__plan *pl)
-{
-    int64_t t = pl->ode->threads;
-    if (t <= 0) {
-        const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        t = cores > 0 ? cores : 1;
-    }
-    return (int)(t < pl->nbatch ? t : pl->nbatch);
-}
-
 int ot__lanes_run(const ot__plan *pl, const ot__sink *sink)
 {
-    const int nthreads = thread_count(pl);
+    const int nthreads = (int)pl->threads;
     ot__lanes_worker **workers = OT__CALLOC((size_t)nthreads, sizeof *workers);
     job *jobs = OT__CALLOC((size_t)nthreads, sizeof *jobs);
     pthread_t *tids = OT__CALLOC((size_t)nthreads, sizeof *tids);

@@ -1,6 +1,8 @@
 /* Checking a solve request: shapes, lane count, times and values. */
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "solve/size_limits.h"
@@ -40,6 +42,28 @@ static int as_f64(const ot__plan *pl, ot_view *v, ot_tensor **owned, const char 
     if (st == OT_OK)
         *v = ot_tensor_view(*owned);
     return st;
+}
+
+/* The online CPUs, read once: glibc reads them from a file in /sys, three
+ * system calls that a solve call should not pay every time. */
+static int64_t cpu_count(void)
+{
+    static _Atomic long cached; /* 0: not read yet */
+    long c = cached;
+    if (c == 0) {
+        c = sysconf(_SC_NPROCESSORS_ONLN);
+        c = c > 0 ? c : 1;
+        cached = c;
+    }
+    return c;
+}
+
+/* Worker threads for a lanes-mode solve: the problem's, or one per CPU,
+ * never more than the lanes. */
+static int64_t thread_count(const ot_ode *ode, int64_t nbatch)
+{
+    const int64_t t = ode->threads > 0 ? ode->threads : cpu_count();
+    return t < nbatch ? t : nbatch;
 }
 
 /* The lane count an input asks for: its second extent, 1 for one lane. */
@@ -136,6 +160,7 @@ int ot__plan_make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
     if (ode->device.type == OT_CUDA && ode->mode != OT_LOCKSTEP)
         return ot__fail(OT_ERR_ARG, "device: CUDA solves run in OT_LOCKSTEP mode "
                                     "(ot_ode_set_mode)");
+    pl->threads = thread_count(ode, pl->nbatch);
     /* Shapes, then the bytes the solve needs, before any value is read or
      * any copy made: a batch too big for memory is refused at once. */
     int st, dev;

@@ -17,6 +17,7 @@
  * part that grows with nt, are exact. */
 #include "solve/size_limits.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -25,11 +26,17 @@
 #include "core/error.h"
 #include "core/test_hooks.h"
 
-enum { MAX_TERMS = 12 }; /* at most 10 are ever added */
+enum { MAX_TERMS = 12, MAX_FACTORS = 4 }; /* at most 10 terms are ever added */
 
+/* A term keeps its factors; its formula ("8 * rows=2 * nt=3 * nbatch=10")
+ * is written only when a refusal shows it, never on the success path. */
 typedef struct {
     const char *name;
-    char formula[128]; /* "8 * rows=2 * nt=3 * nbatch=10" */
+    uint64_t unit;
+    const char *unit_text; /* how unit is written (NULL: its value) */
+    const char *labels[MAX_FACTORS];
+    int64_t vals[MAX_FACTORS];
+    int nf;
     uint64_t bytes;
     int on_device; /* CUDA outputs kept on the device: not host memory */
 } term;
@@ -63,6 +70,17 @@ static int add_over(uint64_t *acc, uint64_t a)
     return 0;
 }
 
+/* The formula of t into buf. */
+static const char *formula(const term *t, char *buf, size_t size)
+{
+    int len = t->unit_text ? snprintf(buf, size, "%s", t->unit_text)
+                           : snprintf(buf, size, "%llu", (unsigned long long)t->unit);
+    for (int i = 0; i < t->nf && len > 0 && (size_t)len < size; i++)
+        len += snprintf(buf + len, size - (size_t)len, " * %s=%lld", t->labels[i],
+                        (long long)t->vals[i]);
+    return buf;
+}
+
 /* Adds term name = unit * labels[0]=vals[0] * ...; OT_ERR_OVERFLOW naming
  * it when the product does not fit. unit_text: how unit is written (NULL:
  * its value). */
@@ -70,25 +88,26 @@ static int add_term(ledger *lg, const char *name, uint64_t unit, const char *uni
                     int nf, const char *const *labels, const int64_t *vals, int on_device)
 {
     term *t = &lg->t[lg->count];
-    int len = unit_text ? snprintf(t->formula, sizeof t->formula, "%s", unit_text)
-                        : snprintf(t->formula, sizeof t->formula, "%llu",
-                                   (unsigned long long)unit);
+    t->name = name;
+    t->unit = unit;
+    t->unit_text = unit_text;
+    t->nf = nf;
     uint64_t b = unit;
     int over = 0;
     for (int i = 0; i < nf; i++) {
-        if (len > 0 && (size_t)len < sizeof t->formula)
-            len += snprintf(t->formula + len, sizeof t->formula - (size_t)len,
-                            " * %s=%lld", labels[i], (long long)vals[i]);
+        t->labels[i] = labels[i];
+        t->vals[i] = vals[i];
         over |= mul_over(&b, (uint64_t)vals[i]);
     }
-    if (over)
+    if (over) {
+        char buf[128];
         return ot__fail(OT_ERR_OVERFLOW,
                         "%s: %s bytes overflows int64; solve fewer lanes or output "
                         "times per call",
-                        name, t->formula);
+                        name, formula(t, buf, sizeof buf));
+    }
     if (b == 0)
         return OT_OK;
-    t->name = name;
     t->bytes = b;
     t->on_device = on_device;
     lg->count++;
@@ -108,17 +127,30 @@ static int dot_over(uint64_t *out, int nf, const uint64_t *a, const uint64_t *x)
     return 0;
 }
 
-uint64_t ot__memory_limit(const char **what)
+/* Physical memory in bytes (UINT64_MAX: unknown), read once: it does not
+ * change while the process runs. */
+static uint64_t physical_memory(void)
 {
-    const char *w = "on this machine (physical memory)";
-    uint64_t lim = UINT64_MAX;
+    static _Atomic uint64_t cached; /* 0: not read yet */
+    uint64_t lim = cached;
+    if (lim != 0)
+        return lim;
+    lim = UINT64_MAX;
     const long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     if (pages > 0 && psize > 0) {
         lim = (uint64_t)pages;
         if (mul_over(&lim, (uint64_t)psize))
             lim = UINT64_MAX;
     }
-    struct rlimit rl;
+    cached = lim;
+    return lim;
+}
+
+uint64_t ot__memory_limit(const char **what)
+{
+    const char *w = "on this machine (physical memory)";
+    uint64_t lim = physical_memory();
+    struct rlimit rl; /* read at every call: a program may change them */
     if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
         (uint64_t)rl.rlim_cur < lim) {
         lim = (uint64_t)rl.rlim_cur;
@@ -172,13 +204,7 @@ static int lanes_working(ledger *lg, const ot__plan *pl, uint64_t sens)
                         "lanes working memory: a worker for n=%lld, np=%lld overflows "
                         "int64",
                         (long long)pl->n, (long long)pl->np);
-    int64_t threads = ode->threads;
-    if (threads <= 0) {
-        const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = cores > 0 ? cores : 1;
-    }
-    if (threads > pl->nbatch)
-        threads = pl->nbatch;
+    const int64_t threads = pl->threads;
     const char *lab[] = {"threads"};
     return add_term(lg, "lanes working memory", bytes, NULL, 1, lab, &threads, 0);
 }
@@ -274,8 +300,8 @@ static int outputs(ledger *lg, const ot__plan *pl, int64_t nt, uint64_t sens)
         st = add_term(lg, "ts (2 steps a lane at least)", 8, NULL, 2, lab + 1, tv, 0);
         const char *rl[] = {"(rows + 1)", "nt", "nbatch"};
         const int64_t rv[] = {pl->rows + 1, 2, pl->nbatch};
-        if (st == OT_OK)
-            st = add_term(lg, "per-lane step copies", 8, NULL, 3, rl, rv, 0);
+        if (st == OT_OK && !pl->solver->shared_steps)
+            st = add_term(lg, "per-lane step records", 8, NULL, 3, rl, rv, 0);
     }
     /* status, count, statistics and the message table, 12 more for roots,
      * 16 for ot_solve's record pointers. */
@@ -309,13 +335,19 @@ int ot__size_check(const ot__plan *pl, ot_view y0, ot_view params, ot_view t_eva
     if (st != OT_OK)
         return st;
     uint64_t total = 0;
+    char buf[128];
     for (int i = 0; i < lg.count; i++)
         if (!lg.t[i].on_device && add_over(&total, lg.t[i].bytes))
             return ot__fail(OT_ERR_OVERFLOW,
                             "solve: the arrays it needs add up to more than int64 bytes "
                             "(%s: %s bytes)",
-                            lg.t[i].name, lg.t[i].formula);
+                            lg.t[i].name, formula(&lg.t[i], buf, sizeof buf));
     last_estimate = total;
+    /* A request this small cannot be refused usefully in advance, and the
+     * limits cost system calls: it goes ahead (an allocation that fails in
+     * it still ends in OT_ERR_NOMEM). */
+    if (total < OT__SIZE_QUERY_FLOOR && !limit_override)
+        return OT_OK;
     const char *what;
     const uint64_t limit = ot__memory_limit(&what);
     if (total <= limit)
@@ -325,9 +357,10 @@ int ot__size_check(const ot__plan *pl, ot_view y0, ot_view params, ot_view t_eva
     int len = 0;
     for (int i = 0; i < lg.count && (size_t)len < sizeof list; i++)
         if (!lg.t[i].on_device)
-            len += snprintf(list + len, sizeof list - (size_t)len,
-                            "; %s: %s = %llu bytes", lg.t[i].name, lg.t[i].formula,
-                            (unsigned long long)lg.t[i].bytes);
+            len +=
+                snprintf(list + len, sizeof list - (size_t)len, "; %s: %s = %llu bytes",
+                         lg.t[i].name, formula(&lg.t[i], buf, sizeof buf),
+                         (unsigned long long)lg.t[i].bytes);
     return ot__fail(OT_ERR_NOMEM,
                     "solve: needs %llu bytes, more than the %llu bytes %s%s",
                     (unsigned long long)total, (unsigned long long)limit, what, list);

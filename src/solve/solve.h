@@ -23,6 +23,7 @@ typedef struct {
     const ot__solver *solver; /* chosen from the problem's mode and device */
     ot__kind kind;
     int64_t n, np, nbatch, nt, rows; /* rows: nout, or n without out */
+    int64_t threads;                 /* lanes mode: worker threads, at most nbatch */
     int has_y0;
     ot_view y0;              /* [n, 1|nbatch] f64 when has_y0 */
     ot_view p;               /* [np, 1|nbatch] f64 (np may be 0) */

@@ -4,7 +4,6 @@
 
 #include "core/error.h"
 #include "tensor/layout.h"
-#include "tensor/tensor_impl.h"
 
 ot_view ot_view_absent(void)
 {
@@ -137,47 +136,4 @@ int ot_view_check_lanes(ot_view v, int64_t n, int64_t nbatch, const char *name)
     return ot__fail(OT_ERR_SHAPE,
                     "%s: shape is %s; expected [%lld], [%lld, 1] or [%lld, %lld]", name,
                     got, (long long)n, (long long)n, (long long)n, (long long)nbatch);
-}
-
-/* ---- Views over solver storage -------------------------------------------- */
-
-static const ot_device cpu = {OT_CPU, 0};
-
-ot_layout ot__layout_compact(const double *data, int64_t rows, int64_t cols,
-                             int64_t lanes, ot_device device)
-{
-    ot_layout l;
-    memset(&l, 0, sizeof l);
-    l.data = (void *)(uintptr_t)data;
-    l.dtype = OT_F64;
-    l.device = device;
-    l.ndim = cols > 0 ? 3 : 2;
-    l.shape[0] = rows;
-    l.shape[1] = cols > 0 ? cols : lanes;
-    l.shape[2] = cols > 0 ? lanes : 1;
-    l.strides[0] = (int64_t)sizeof(double);
-    l.strides[1] = l.strides[0] * (rows > 0 ? rows : 1);
-    l.strides[2] = l.strides[1] * (l.shape[1] > 0 ? l.shape[1] : 1);
-    return l;
-}
-
-ot_view ot__view_compact(const double *data, int64_t rows, int64_t lanes)
-{
-    ot_view v;
-    v.layout = ot__layout_compact(data, rows, 0, lanes, cpu);
-    return v;
-}
-
-ot_view_mut ot__view_mut_compact(double *data, int64_t rows, int64_t lanes)
-{
-    ot_view_mut v;
-    v.layout = ot__layout_compact(data, rows, 0, lanes, cpu);
-    return v;
-}
-
-ot_view_mut ot__view_mut_blocks(double *data, int64_t n, int64_t lanes)
-{
-    ot_view_mut v;
-    v.layout = ot__layout_compact(data, n, n, lanes, cpu);
-    return v;
 }
