@@ -102,6 +102,34 @@ function describe(e) {
 // Called inside the wrapper's try, so what it throws fails the lane: a
 // Promise (an async callback), NaN, and anything but a number or nothing
 // (an array of results, say: results are written in place).
+// Float64Array views over wasm memory for one callback argument, reused while
+// the pointer and length repeat: CVODE hands a callback the same few vectors
+// again and again (and a lane's params for all of its calls), so a small
+// round-robin cache turns a view allocation per argument per call into a few
+// compares. Memory growth replaces the heap's buffer and empties the cache.
+// A view is valid only during the call (index.d.ts), as before.
+function viewCache(size = 8) {
+  const ptrs = new Array(size).fill(-1), lens = new Array(size).fill(-1);
+  const views = new Array(size).fill(null);
+  let buf = null, next = 0, last = 0;
+  return (b, ptr, len) => {
+    if (ptrs[last] === ptr && lens[last] === len && b === buf) return views[last];
+    if (b !== buf) {
+      buf = b;
+      ptrs.fill(-1);
+    }
+    for (let i = 0; i < size; i++)
+      if (ptrs[i] === ptr && lens[i] === len) return views[(last = i)];
+    const v = new Float64Array(b, ptr, len);
+    ptrs[next] = ptr;
+    lens[next] = len;
+    views[next] = v;
+    last = next;
+    next = (next + 1) % size;
+    return v;
+  };
+}
+
 function returnCode(r, name) {
   if (r === undefined || r === null) return 0;
   if (typeof r === 'number') {
@@ -345,18 +373,21 @@ class OdeTensor {
       else if (!thrown.lanes.has(lane)) thrown.lanes.set(lane, t);
       return -1;
     };
+    // One cache of views per argument: the callback sees the same few
+    // solver vectors over and over, and a fresh view per call is most of
+    // what crossing into JS costs.
+    const yv = viewCache(), pv = viewCache(), ov = viewCache();
     const wrapped = sig === 'iiiiii'
       ? (pp, yp, k, lane) => {
         try {
-          const buf = m.HEAPF64.buffer;
-          return returnCode(f(new Float64Array(buf, pp, np * k), new Float64Array(buf, yp, n * k), k, lane), name);
+          const b = m.HEAPF64.buffer;
+          return returnCode(f(pv(b, pp, np * k), ov(b, yp, n * k), k, lane), name);
         } catch (e) { return fail(e, lane); }
       }
       : (t, yp, pp, op, k, lane) => {
         try {
-          const buf = m.HEAPF64.buffer;
-          return returnCode(f(t, new Float64Array(buf, yp, n * k), new Float64Array(buf, pp, np * k),
-            new Float64Array(buf, op, rows * k), k, lane), name);
+          const b = m.HEAPF64.buffer;
+          return returnCode(f(t, yv(b, yp, n * k), pv(b, pp, np * k), ov(b, op, rows * k), k, lane), name);
         } catch (e) { return fail(e, lane); }
       };
     const idx = m.addFunction(wrapped, sig);
