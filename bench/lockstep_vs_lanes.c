@@ -2,14 +2,19 @@
  * problem of bench/robertson.h, every lane checked against a reference solved
  * 1e4 times tighter, and memory per lane.
  * Usage: lockstep_vs_lanes MODE [nbatch=10000] [reference_lanes=nbatch]
+ *                          [block=0 [threads=1]]
  *   MODE lanes1 | lanes2 | lockstep: prints seconds, steps, peak RSS, and the
- *   largest error of any lane in units of its tolerance (rtol |y| + atol). */
+ *   largest error of any lane in units of its tolerance (rtol |y| + atol).
+ *   lockstep with block > 0: blocks of that many lanes on `threads` threads
+ *   (ot_ode_set_lockstep_block). */
 #include "robertson_ot.h"
 
 #include <string.h>
 #include <sys/resource.h>
 
 #include <odetensor.h>
+
+static int64_t lockstep_block; /* from the command line */
 
 static int solve(ot_mode mode, int threads, double rtol, double atol, int64_t nb,
                  const double *k, const double *t, ot_solution **out)
@@ -29,6 +34,8 @@ static int solve(ot_mode mode, int threads, double rtol, double atol, int64_t nb
     st = st ? st : ot_ode_set_max_steps(ode, 100000);
     st = st ? st : ot_ode_set_mode(ode, mode);
     st = st ? st : ot_ode_set_threads(ode, threads);
+    st = st ? st
+            : ot_ode_set_lockstep_block(ode, mode == OT_LOCKSTEP ? lockstep_block : 0);
     st = st ? st : ot_solve_dense(ode, yv, pv, tv, out);
     if (st != OT_OK)
         fprintf(stderr, "%s: %s\n", ot_status_name(st), ot_last_error());
@@ -41,8 +48,11 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "lockstep";
     const int64_t nb = argc > 2 ? atoll(argv[2]) : 10000;
     const int64_t nref = argc > 3 ? atoll(argv[3]) : nb;
+    lockstep_block = argc > 4 ? atoll(argv[4]) : 0;
     const int lock = strcmp(mode, "lockstep") == 0,
-              threads = strcmp(mode, "lanes2") ? 1 : 2;
+              threads = lock && argc > 5         ? atoi(argv[5])
+                        : strcmp(mode, "lanes2") ? 1
+                                                 : 2;
     double *k = rb_make_rates(nb), t[RB_NT];
     rb_times(t);
     ot_solution *sol = NULL, *ref = NULL;
@@ -73,11 +83,12 @@ int main(int argc, char **argv)
     }
     ot_lane_stats s;
     ot_solution_lane_stats(sol, 0, &s);
-    printf(
-        "%s nbatch=%lld seconds=%.4f steps_lane0=%lld peak_rss_mb=%.1f outputs_mb=%.1f "
-        "worst_tol_units=%.2f lanes_over_1=%lld of %lld\n",
-        mode, (long long)nb, secs, (long long)s.steps, rss_mb,
-        (double)nb * 3 * RB_NT * 8 / 1048576.0, worst, (long long)over, (long long)nref);
+    printf("%s block=%lld threads=%d nbatch=%lld seconds=%.4f steps_lane0=%lld "
+           "peak_rss_mb=%.1f outputs_mb=%.1f worst_tol_units=%.2f lanes_over_1=%lld of "
+           "%lld\n",
+           mode, (long long)lockstep_block, threads, (long long)nb, secs,
+           (long long)s.steps, rss_mb, (double)nb * 3 * RB_NT * 8 / 1048576.0, worst,
+           (long long)over, (long long)nref);
     ot_solution_free(sol);
     ot_solution_free(ref);
     free(k);

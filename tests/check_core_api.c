@@ -25,7 +25,7 @@ static int root_fn(double t, ot_view y, ot_view p, ot_view_mut g, void *u)
 
 /* Each change below can alter a lane's result, so each must change the
  * fingerprint that ranks compare. */
-enum { NCHANGES = 16 };
+enum { NCHANGES = 17 };
 
 static void change(ot_ode *ode, int which)
 {
@@ -80,6 +80,9 @@ static void change(ot_ode *ode, int which)
         break;
     case 15:
         st = ot_ode_set_device(ode, cuda);
+        break;
+    case 16:
+        st = ot_ode_set_lockstep_block(ode, 64);
         break;
     default:
         break;
@@ -189,11 +192,11 @@ START_TEST(the_solver_table_picks_by_mode_and_device)
     ot_ode *ode = decay_ode(1, 1e-6, 1e-9);
     const ot__solver *s = ot__solver_for(ode);
     ck_assert_str_eq(s->name, "lanes");
-    ck_assert(s->run != NULL && !s->shared_steps && !s->device_inputs);
+    ck_assert(s->run != NULL && !s->lockstep && !s->device_inputs);
     ck_assert_status(ot_ode_set_mode(ode, OT_LOCKSTEP), OT_OK, NULL);
     s = ot__solver_for(ode);
     ck_assert_str_eq(s->name, "lockstep");
-    ck_assert(s->shared_steps && !s->device_inputs && s->host_copy == NULL);
+    ck_assert(s->lockstep && !s->device_inputs && s->host_copy == NULL);
     const ot_device cuda = {OT_CUDA, 0};
     ck_assert_status(ot_ode_set_device(ode, cuda), OT_OK, NULL);
     s = ot__solver_for(ode);

@@ -20,7 +20,9 @@ export type CallbackResult = number | void;
 /**
  * dydt = f(t, y, p), written in place. y [n, k], p [np, k], dydt [n, k] are
  * views over wasm memory, valid only during the call. k = 1 in 'lanes' mode
- * (lane = that lane's index), k = nbatch in 'lockstep' mode (lane = 0).
+ * (lane = that lane's index); in 'lockstep' mode k = the lanes of the block
+ * being solved and lane = its first lane (one block of nbatch lanes, lane 0,
+ * unless lockstepBlock is set).
  */
 export type RhsFunction = (t: number, y: Float64Array, p: Float64Array, dydt: Float64Array,
   k: number, lane: number) => CallbackResult;
@@ -54,6 +56,10 @@ export interface SolveOptions {
   maxStep?: number;
   /** Max internal steps between outputs (default 500). */
   maxSteps?: number;
+  /** 'lockstep': solve the lanes in blocks of this many, one lockstep
+   * integrator each (in order: wasm here has one thread). Results depend on
+   * the block size only; 0 (default): one block of every lane. */
+  lockstepBlock?: number;
   /** Sensitivity tolerances; 0 (default) lets CVODES estimate them. */
   sensRtol?: number;
   sensAtol?: number;

@@ -34,7 +34,7 @@ const MAX_NESTING = 64;
 const HEADROOM_FRAMES = 256;
 const METHODS = Object.freeze({ __proto__: null, bdf: 1, adams: 2 });
 const MODES = Object.freeze({ __proto__: null, lanes: 1, lockstep: 2 });
-const OPTIONS = ['rtol', 'atol', 'method', 'mode', 't0', 'firstStep', 'maxSteps', 'maxStep',
+const OPTIONS = ['rtol', 'atol', 'method', 'mode', 't0', 'firstStep', 'maxSteps', 'maxStep', 'lockstepBlock',
   'sensRtol', 'sensAtol'];
 const SPEC_KEYS = ['nstates', 'nparams', 'rhs', 'jac', 'init', 'out', 'nout', 'roots', 'nroots',
   'y0', 'params', 'tEval', 'finalTime', 'options'];
@@ -428,6 +428,12 @@ class OdeTensor {
       if (!Number.isInteger(v) || Math.abs(v) > INT_MAX)
         throw this.#error(OT_ERR_ARG, `options.maxSteps: ${v}; expected an integer > 0`);
       this.#check(m._otw_set_max_steps(P, v));
+    }
+    if (o.lockstepBlock !== undefined) {
+      const v = this.#num(o.lockstepBlock, 'options.lockstepBlock');
+      if (!Number.isInteger(v) || Math.abs(v) > INT_MAX)
+        throw this.#error(OT_ERR_ARG, `options.lockstepBlock: ${v}; expected an integer >= 0 (0: one block of every lane)`);
+      this.#check(m._otw_set_lockstep_block(P, v));
     }
     if (o.sensRtol !== undefined || o.sensAtol !== undefined) {
       const sensTol = (key) => (o[key] === undefined ? 0 : this.#num(o[key], `options.${key}`));

@@ -107,8 +107,20 @@ OT_API int ot_ode_set_first_step(ot_ode *ode, double h0);
 OT_API int ot_ode_set_max_step(ot_ode *ode, double hmax);
 /* Max internal steps between outputs (> 0). */
 OT_API int ot_ode_set_max_steps(ot_ode *ode, int64_t max_steps);
-/* Worker threads for OT_LANES; 0 means one per online core. */
+/* Worker threads for OT_LANES, and for OT_LOCKSTEP on the CPU when it runs
+ * in blocks (ot_ode_set_lockstep_block); 0 means one per online core. */
 OT_API int ot_ode_set_threads(ot_ode *ode, int threads);
+/* OT_LOCKSTEP on the CPU: solve the lanes in blocks of `block` lanes, each
+ * block one lockstep integrator over its lanes, the blocks dealt to the
+ * worker threads. A block takes as many steps as its hardest lane, so
+ * smaller blocks follow the lanes more closely and stay in cache; larger
+ * ones share more work per step. Results depend on the block size, never on
+ * the thread count: lanes [k block, (k + 1) block) give the same bits as a
+ * lockstep solve of those lanes alone. 0 (the default): one block of every
+ * lane, on one thread. The CUDA solver runs the whole batch as one block
+ * and refuses a smaller one. @return OT_OK, OT_ERR_ARG (ode NULL) or
+ * OT_ERR_VALUE (block < 0). */
+OT_API int ot_ode_set_lockstep_block(ot_ode *ode, int64_t block);
 OT_API int ot_ode_set_output_dtype(ot_ode *ode, ot_dtype dtype);
 /* Where a lockstep solve runs: {OT_CPU, 0} (the default) or {OT_CUDA, id},
  * which needs mode OT_LOCKSTEP and a build with the CUDA backend (make cuda).

@@ -13,6 +13,7 @@
 
 typedef struct {
     const ot__plan *plan;
+    const ot__sink *sink; /* where its lanes go (set by lanes.c) */
     int64_t n;
     int64_t lane; /* the lane being solved, for messages */
     SUNContext ctx;

@@ -33,7 +33,7 @@ static int call_rhs(ot__lockstep *L, double t, const double *y, const double *p,
     if (rc != 0)
         return ot__cb_returned(&L->cb, "rhs", rc, t, OT__CB_RETRY);
     zero_stopped(L, dydt, L->n);
-    return ot__cb_finite(&L->cb, "rhs", "dydt", dydt, L->n, L->nbatch, 0, t,
+    return ot__cb_finite(&L->cb, "rhs", "dydt", dydt, L->n, L->nbatch, L->lane0, t,
                          OT__CB_RETRY);
 }
 
@@ -98,7 +98,8 @@ static int jac_cb(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *ud,
         return rc;
     }
     zero_stopped(L, a, n * n);
-    return ot__cb_finite(&L->cb, "jac", "J", a, n * n, L->nbatch, 0, t, OT__CB_RETRY);
+    return ot__cb_finite(&L->cb, "jac", "J", a, n * n, L->nbatch, L->lane0, t,
+                         OT__CB_RETRY);
 }
 
 static int root_cb(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
@@ -117,7 +118,7 @@ static int root_cb(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
         if (L->stopped[b]) /* a stopped lane has no more events */
             for (int64_t r = 0; r < nr; r++)
                 g[b * nr + r] = 1.0;
-    return ot__cb_finite(&L->cb, "root", "g", g, nr, L->nbatch, 0, t, OT__CB_ROOT);
+    return ot__cb_finite(&L->cb, "root", "g", g, nr, L->nbatch, L->lane0, t, OT__CB_ROOT);
 }
 
 /* ySdot_j = (f(y + h s_j, p + h e_j) - f(y - h s_j, p - h e_j)) / 2h, with

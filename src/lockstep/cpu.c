@@ -11,6 +11,7 @@
 #include "lockstep/lockstep.h"
 #include "solve/dq.h"
 #include "solve/nv_clone.h"
+#include "solve/pool.h"
 #include "tensor/tensor_impl.h"
 
 static _Thread_local int plain_norm;
@@ -74,7 +75,8 @@ static int initial_state(ot__lockstep *L)
             for (int64_t i = b * n; i < (b + 1) * n; i++)
                 s[i] = (L->yp[i] - L->ym[i]) / (2 * ot__fd_step(L->p[b * np + j]));
     }
-    if (ot__cb_finite(&L->cb, "init", "y0", y, n, nbatch, 0, NAN, OT__CB_FINAL) != 0)
+    if (ot__cb_finite(&L->cb, "init", "y0", y, n, nbatch, L->lane0, NAN, OT__CB_FINAL) !=
+        0)
         return OT_ERR_CALLBACK;
     return OT_OK;
 }
@@ -103,7 +105,7 @@ static int out_finite(ot__lockstep *L, double t, const double *o)
 {
     for (int64_t b = 0; b < L->nbatch; b++)
         if (!L->stopped[b] && ot__cb_finite(&L->cb, "out", "o", o + b * L->rows, L->rows,
-                                            1, b, t, OT__CB_FINAL) != 0)
+                                            1, L->lane0 + b, t, OT__CB_FINAL) != 0)
             return OT_ERR_CALLBACK;
     return OT_OK;
 }
@@ -173,7 +175,7 @@ static int emit(ot__lockstep *L, ot_solution *sol, int64_t i, double t, N_Vector
         return st;
     for (int64_t b = 0; b < L->nbatch; b++)
         if (!L->stopped[b])
-            ot__out_store(sol->ys, i, b, rows + b * L->rows, L->rows);
+            ot__out_store(sol->ys, i, L->lane0 + b, rows + b * L->rows, L->rows);
     for (int64_t j = 0; L->plan->kind == OT__SENS && j < L->np; j++) {
         const double *s = N_VGetArrayPointer(L->yS[j]);
         if (L->plan->ode->out) {
@@ -183,12 +185,12 @@ static int emit(ot__lockstep *L, ot_solution *sol, int64_t i, double t, N_Vector
         }
         for (int64_t b = 0; b < L->nbatch; b++)
             if (!L->stopped[b])
-                ot__out_store(sol->sens[j], i, b, s + b * L->rows, L->rows);
+                ot__out_store(sol->sens[j], i, L->lane0 + b, s + b * L->rows, L->rows);
     }
     for (int64_t b = 0; b < L->nbatch; b++)
         if (!L->stopped[b]) {
-            sol->count[b] = i + 1;
-            sol->stats[b].final_time = t;
+            sol->count[L->lane0 + b] = i + 1;
+            sol->stats[L->lane0 + b].final_time = t;
         }
     return OT_OK;
 }
@@ -237,8 +239,67 @@ static int make_solver(ot__lockstep *L, const ot__plan *pl)
     return ot__lockstep_finish_setup(L);
 }
 
+/* ---- Blocks on the thread pool -------------------------------------------- */
+
+/* Lanes [lane0, lane0 + len) of a [rows, 1|nbatch] input (a broadcast or
+ * empty one as it is). */
+static ot_view lanes_view(ot_view v, int64_t lane0, int64_t len)
+{
+    if (v.layout.ndim < 2 || v.layout.shape[1] == 1)
+        return v;
+    v.layout.data = (char *)v.layout.data + lane0 * v.layout.strides[1];
+    v.layout.shape[1] = len;
+    return v;
+}
+
+typedef struct {
+    const ot__plan *plan;
+    const ot__sink *sink;
+} blocks;
+
+/* Block k: one lockstep integrator over its lanes, exactly as a solve of
+ * those lanes alone. A block that cannot be set up fails its lanes with the
+ * reason; the other blocks go on. */
+static int64_t solve_block(void *state, int64_t k)
+{
+    const blocks *bk = state;
+    const ot__plan *pl = bk->plan;
+    const int64_t lane0 = k * pl->block,
+                  len = pl->nbatch - lane0 < pl->block ? pl->nbatch - lane0 : pl->block;
+    ot__plan sub = *pl;
+    sub.nbatch = len;
+    sub.y0 = lanes_view(pl->y0, lane0, len);
+    sub.p = lanes_view(pl->p, lane0, len);
+    sub.progress = NULL; /* the pool reports, per block */
+    ot__lockstep L;
+    ot__lockstep_init(&L, &sub, &cpu_backend);
+    L.lane0 = lane0;
+    const int st = ot__lockstep_solve(&L, bk->sink, make_solver(&L, &sub), "lockstep");
+    for (int64_t b = 0; st != OT_OK && b < len; b++) {
+        ot__solution_fail_lane(bk->sink->sol, lane0 + b, st, ot_last_error());
+        bk->sink->sol->stats[lane0 + b].final_time = pl->t0;
+    }
+    free_solver(&L);
+    return len;
+}
+
 int ot__lockstep_cpu_run(const ot__plan *pl, const ot__sink *sk)
 {
+    if (pl->block < pl->nbatch) {
+        blocks bk = {pl, sk};
+        void *one = &bk;
+        int nthreads = (int)pl->threads;
+        void **states =
+            nthreads > 1 ? OT__MALLOC((size_t)nthreads * sizeof *states) : NULL;
+        if (states == NULL)
+            nthreads = 1; /* no memory for the list: this thread solves them all */
+        for (int i = 0; states && i < nthreads; i++)
+            states[i] = &bk;
+        ot__pool_run(pl, nthreads, (pl->nbatch + pl->block - 1) / pl->block,
+                     states ? states : &one, solve_block);
+        free(states);
+        return OT_OK;
+    }
     ot__lockstep L;
     ot__lockstep_init(&L, pl, &cpu_backend);
     const int st = ot__lockstep_solve(&L, sk, make_solver(&L, pl), "lockstep");

@@ -53,8 +53,9 @@ typedef struct {
 
 struct ot__lockstep {
     const ot__lockstep_backend *be;
-    void *dev; /* backend state (CUDA) */
-    const ot__plan *plan;
+    void *dev;            /* backend state (CUDA) */
+    const ot__plan *plan; /* this block's plan: nbatch lanes, views at lane0 */
+    int64_t lane0;        /* the block's first lane in the solution */
     int64_t n, nbatch, np, rows;
     SUNContext ctx;
     void *cv;
@@ -77,9 +78,12 @@ struct ot__lockstep {
 
 /* ---- The CPU solver (cpu.c) ---------------------------------------------- */
 
-/* Runs a checked plan in lockstep on the CPU into sink.
- * @return OT_OK (lane failures are in the solution), OT_ERR_NOMEM,
- * OT_ERR_SOLVER when CVODE cannot be set up. */
+/* Runs a checked plan in lockstep on the CPU into sink: one integrator over
+ * every lane, or with plan->block < nbatch one per block of lanes, the
+ * blocks dealt to plan->threads threads (a block that cannot be set up
+ * fails its own lanes). @return OT_OK (lane failures are in the solution),
+ * or for one block of every lane OT_ERR_NOMEM, OT_ERR_SOLVER when CVODE
+ * cannot be set up. */
 int ot__lockstep_cpu_run(const ot__plan *plan, const ot__sink *sink);
 
 /* ---- SUNDIALS parts of the CPU backend ----------------------------------- */

@@ -116,8 +116,8 @@ static void fail_batch(ot__lockstep *L, ot_solution *sol, int status, double t,
              ot__cb_cause(&L->cb, &status, what, cause, sizeof cause));
     for (int64_t b = 0; b < L->nbatch; b++)
         if (!L->stopped[b]) {
-            ot__solution_fail_lane(sol, b, status, msg);
-            sol->stats[b].final_time = t;
+            ot__solution_fail_lane(sol, L->lane0 + b, status, msg);
+            sol->stats[L->lane0 + b].final_time = t;
             L->stopped[b] = 2;
         }
 }
@@ -134,10 +134,10 @@ static void take_roots(ot__lockstep *L, ot_solution *sol, double t, int64_t coun
             if (L->rootsfound[b * nr + r] != 0) {
                 L->stopped[b] = 1;
                 stopped = 1;
-                sol->root_index[b] = (int)r;
-                sol->root_time[b] = t;
-                sol->count[b] = count;
-                sol->stats[b].final_time = t;
+                sol->root_index[L->lane0 + b] = (int)r;
+                sol->root_time[L->lane0 + b] = t;
+                sol->count[L->lane0 + b] = count;
+                sol->stats[L->lane0 + b].final_time = t;
             }
     if (stopped && L->be->stopped_changed)
         L->be->stopped_changed(L);
@@ -204,18 +204,19 @@ static void advance_counts(ot__lockstep *L, ot_solution *sol, int64_t k, double 
 {
     for (int64_t b = 0; b < L->nbatch; b++)
         if (!L->stopped[b]) {
-            sol->count[b] = k;
-            sol->stats[b].final_time = t;
+            sol->count[L->lane0 + b] = k;
+            sol->stats[L->lane0 + b].final_time = t;
         }
 }
 
-/* Every step of the batch into the shared record sk->records[0]: lane b's
- * rows are column b of each step, its count says how many are its own. */
+/* Every step of the batch into its record in the sink (one per block of
+ * lanes): lane b's rows are column b of each step, its count says how many
+ * are its own. */
 static void solve_steps(ot__lockstep *L, const ot__sink *sk)
 {
     const ot__plan *pl = L->plan;
     ot_solution *sol = sk->sol;
-    ot__record *r = &sk->records[0];
+    ot__record *r = &sk->records[L->lane0 / pl->block];
     r->width = L->rows * L->nbatch;
     double t = pl->t0;
     int st = record_step(L, r, t, L->y);
@@ -258,9 +259,9 @@ static void batch_stats(ot__lockstep *L, ot_solution *sol)
     ot__cv_stats(L->cv, L->LS != NULL, &s);
     s.jac_rhs_evals = L->dq_rhs_evals;
     for (int64_t b = 0; b < L->nbatch; b++) {
-        const double ft = sol->stats[b].final_time;
-        sol->stats[b] = s;
-        sol->stats[b].final_time = ft;
+        const double ft = sol->stats[L->lane0 + b].final_time;
+        sol->stats[L->lane0 + b] = s;
+        sol->stats[L->lane0 + b].final_time = ft;
     }
 }
 
@@ -271,8 +272,8 @@ static void init_failed(ot__lockstep *L, ot_solution *sol)
     char msg[300];
     snprintf(msg, sizeof msg, "lockstep batch stopped before t0: %s", L->cb.msg);
     for (int64_t b = 0; b < pl->nbatch; b++) {
-        ot__solution_fail_lane(sol, b, OT_ERR_CALLBACK, msg);
-        sol->stats[b].final_time = pl->t0;
+        ot__solution_fail_lane(sol, L->lane0 + b, OT_ERR_CALLBACK, msg);
+        sol->stats[L->lane0 + b].final_time = pl->t0;
     }
 }
 

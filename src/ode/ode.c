@@ -225,6 +225,17 @@ int ot_ode_set_max_steps(ot_ode *ode, int64_t max_steps)
     return OT_OK;
 }
 
+int ot_ode_set_lockstep_block(ot_ode *ode, int64_t block)
+{
+    NEED_ODE("ot_ode_set_lockstep_block");
+    if (block < 0)
+        return ot__fail(OT_ERR_VALUE,
+                        "lockstep_block: %lld; must be >= 0 (0: one block of every lane)",
+                        (long long)block);
+    ode->lockstep_block = block;
+    return OT_OK;
+}
+
 int ot_ode_set_threads(ot_ode *ode, int threads)
 {
     NEED_ODE("ot_ode_set_threads");

@@ -7,7 +7,7 @@
 
 /* sizeof(struct ot_ode) on 64-bit targets; ode_info.c checks it so that a
  * new field is not forgotten in the options fingerprint. */
-#define OT__ODE_STRUCT_SIZE 200
+#define OT__ODE_STRUCT_SIZE 208
 
 struct ot_ode {
     int64_t n, np, nout, nroots;
@@ -23,6 +23,7 @@ struct ot_ode {
     double rtol, atol, t0, h0, hmax, sens_rtol, sens_atol;
     double *atol_vec; /* [n] or NULL: owned */
     int64_t max_steps;
+    int64_t lockstep_block; /* 0: the whole batch */
     int max_steps_set;
     ot_device device;
     int outputs_on_device;

@@ -40,7 +40,8 @@ static uint64_t fingerprint(const struct ot_ode *o)
                             o->root != NULL,
                             o->device.type,
                             o->device.id,
-                            o->outputs_on_device};
+                            o->outputs_on_device,
+                            o->lockstep_block};
     const double dbl[] = {o->rtol, o->atol,      o->t0,       o->h0,
                           o->hmax, o->sens_rtol, o->sens_atol};
     uint64_t h = fnv(UINT64_C(0xcbf29ce484222325), ints, sizeof ints);

@@ -47,7 +47,7 @@ void ot__out_pad_host(ot_tensor *ys, ot_tensor *const *sens, int64_t nsens,
 }
 
 int ot__out_gather_steps(ot_tensor **ts_out, ot_tensor **ys_out,
-                         const ot__record *records, int shared, const int64_t *count,
+                         const ot__record *records, int64_t block, const int64_t *count,
                          int64_t rows, int64_t nbatch, ot_dtype dtype)
 {
     int64_t nt_max = 1;
@@ -65,9 +65,9 @@ int ot__out_gather_steps(ot_tensor **ts_out, ot_tensor **ys_out,
     }
     double *ts = ot_tensor_layout(tst)->data;
     for (int64_t b = 0; b < nbatch; b++) {
-        const ot__record *r = shared ? &records[0] : &records[b];
-        const double *y = shared ? r->y + b * rows : r->y;
-        const int64_t c = count[b], stride = shared ? rows * nbatch : rows;
+        const ot__record *r = &records[b / block];
+        const double *y = r->y + (b % block) * rows;
+        const int64_t c = count[b], stride = r->width;
         for (int64_t k = 0; k < nt_max; k++) {
             ts[b * nt_max + k] = k < c ? r->t[k] : NAN;
             if (k < c)

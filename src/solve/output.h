@@ -66,13 +66,13 @@ void ot__out_pad_host(ot_tensor *ys, ot_tensor *const *sens, int64_t nsens,
                       const int64_t *count, int64_t rows, int64_t nbatch);
 
 /* NaN-padded ts [nt_max, nbatch] and ys [rows, nt_max, nbatch] (dtype)
- * from the step records: records[b] per lane, or with shared one record
- * whose steps hold [rows, nbatch]. nt_max is the largest count (1 at
- * least). Ownership: *ts and *ys are the caller's. @return OT_OK or
- * OT_ERR_NOMEM / OT_ERR_OVERFLOW. */
+ * from the step records: records[k] holds lanes [k block, (k + 1) block),
+ * each step [rows, lanes] (block 1: a record per lane). nt_max is the
+ * largest count (1 at least). Ownership: *ts and *ys are the caller's.
+ * @return OT_OK or OT_ERR_NOMEM / OT_ERR_OVERFLOW. */
 int ot__out_gather_steps(ot_tensor **ts, ot_tensor **ys, const ot__record *records,
-                         int shared, const int64_t *count, int64_t rows, int64_t nbatch,
-                         ot_dtype dtype);
+                         int64_t block, const int64_t *count, int64_t rows,
+                         int64_t nbatch, ot_dtype dtype);
 
 #ifdef __cplusplus
 }

@@ -160,7 +160,16 @@ int ot__plan_make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
     if (ode->device.type == OT_CUDA && ode->mode != OT_LOCKSTEP)
         return ot__fail(OT_ERR_ARG, "device: CUDA solves run in OT_LOCKSTEP mode "
                                     "(ot_ode_set_mode)");
-    pl->threads = thread_count(ode, pl->nbatch);
+    const int64_t want = ode->lockstep_block;
+    if (pl->solver->lockstep && want > 0 && want < pl->nbatch && pl->solver->whole_batch)
+        return ot__fail(OT_ERR_ARG,
+                        "lockstep_block: %lld; the %s solver runs the whole batch "
+                        "(nbatch = %lld) as one block: set 0",
+                        (long long)want, pl->solver->name, (long long)pl->nbatch);
+    pl->block = !pl->solver->lockstep           ? 1
+                : want > 0 && want < pl->nbatch ? want
+                                                : pl->nbatch;
+    pl->threads = thread_count(ode, (pl->nbatch + pl->block - 1) / pl->block);
     /* Shapes, then the bytes the solve needs, before any value is read or
      * any copy made: a batch too big for memory is refused at once. */
     int st, dev;

@@ -209,9 +209,10 @@ static int lanes_working(ledger *lg, const ot__plan *pl, uint64_t sens)
     return add_term(lg, "lanes working memory", bytes, NULL, 1, lab, &threads, 0);
 }
 
-/* Lockstep: one CVODE(S) over n * nbatch, the block matrix, its copy and
- * pivots, the callbacks' parameter, output and perturbation scratch, and the
- * root arrays; for ot_solve the first 64 steps of the batch's record. */
+/* Lockstep: one CVODE(S) over the lanes of a block (n * block), the block
+ * matrix, its copy and pivots, the callbacks' parameter, output and
+ * perturbation scratch, and the root arrays, for as many blocks as run at
+ * once; for ot_solve the first 64 steps of every block's record. */
 static int lockstep_working(ledger *lg, const ot__plan *pl, uint64_t sens)
 {
     const ot_ode *ode = pl->ode;
@@ -233,12 +234,17 @@ static int lockstep_working(ledger *lg, const ot__plan *pl, uint64_t sens)
                         "lockstep working memory: a lane of n=%lld, np=%lld overflows "
                         "int64",
                         (long long)pl->n, (long long)pl->np);
-    const char *lab[] = {"nbatch", "rows"};
+    /* Blocks run threads at a time: that many lanes' working memory at
+     * once; the step records (64 steps each to begin with) all stay. */
+    const int64_t live =
+        pl->block * pl->threads < pl->nbatch ? pl->block * pl->threads : pl->nbatch;
+    const char *lab[] = {"nbatch", "rows"}, *live_lab[] = {"lanes at once"};
     const int64_t v[] = {pl->nbatch, pl->rows};
     const int cuda = ode->device.type == OT_CUDA;
-    int st = add_term(lg, "lockstep working memory", per_lane, NULL, 1, lab, v, cuda);
+    int st = add_term(lg, "lockstep working memory", per_lane, NULL, 1,
+                      live < pl->nbatch ? live_lab : lab, &live, cuda);
     if (st == OT_OK && pl->kind == OT__STEPS)
-        st = add_term(lg, "lockstep step record", 8 * 64, "8 * 64 steps", 2, lab, v, 0);
+        st = add_term(lg, "lockstep step records", 8 * 64, "8 * 64 steps", 2, lab, v, 0);
     /* CVODE counts the batch's root functions in an int. */
     if (st == OT_OK && ode->nroots > 0 && pl->nbatch > INT32_MAX / ode->nroots)
         st = ot__fail(OT_ERR_OVERFLOW,
@@ -300,7 +306,7 @@ static int outputs(ledger *lg, const ot__plan *pl, int64_t nt, uint64_t sens)
         st = add_term(lg, "ts (2 steps a lane at least)", 8, NULL, 2, lab + 1, tv, 0);
         const char *rl[] = {"(rows + 1)", "nt", "nbatch"};
         const int64_t rv[] = {pl->rows + 1, 2, pl->nbatch};
-        if (st == OT_OK && !pl->solver->shared_steps)
+        if (st == OT_OK && pl->block == 1)
             st = add_term(lg, "per-lane step records", 8, NULL, 3, rl, rv, 0);
     }
     /* status, count, statistics and the message table, 12 more for roots,

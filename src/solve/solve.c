@@ -58,9 +58,8 @@ static int lanes_status(const ot_solution *sol)
  * the status is OT_OK or OT_ERR_LANES_FAILED. */
 static int run_plan(const ot__plan *pl, ot_solution **out)
 {
-    const int64_t nrec = pl->kind != OT__STEPS      ? 0
-                         : pl->solver->shared_steps ? 1
-                                                    : pl->nbatch;
+    const int64_t nrec =
+        pl->kind != OT__STEPS ? 0 : (pl->nbatch + pl->block - 1) / pl->block;
     ot_solution *sol = NULL;
     ot__sink sink = {NULL, NULL};
     int st = ot__solution_new(&sol, pl->nbatch, pl->kind == OT__SENS ? pl->np : 0,
@@ -77,9 +76,8 @@ static int run_plan(const ot__plan *pl, ot_solution **out)
     if (st == OT_OK && pl->kind != OT__STEPS)
         st = pad_outputs(pl, sol);
     if (st == OT_OK && pl->kind == OT__STEPS)
-        st = ot__out_gather_steps(&sol->ts, &sol->ys, sink.records,
-                                  pl->solver->shared_steps, sol->count, pl->rows,
-                                  pl->nbatch, (ot_dtype)pl->ode->out_dtype);
+        st = ot__out_gather_steps(&sol->ts, &sol->ys, sink.records, pl->block, sol->count,
+                                  pl->rows, pl->nbatch, (ot_dtype)pl->ode->out_dtype);
     for (int64_t r = 0; sink.records && r < nrec; r++)
         ot__record_free(&sink.records[r]);
     free(sink.records);

@@ -23,7 +23,9 @@ typedef struct {
     const ot__solver *solver; /* chosen from the problem's mode and device */
     ot__kind kind;
     int64_t n, np, nbatch, nt, rows; /* rows: nout, or n without out */
-    int64_t threads;                 /* lanes mode: worker threads, at most nbatch */
+    int64_t threads;                 /* worker threads, at most the units they share */
+    int64_t block;                   /* lanes one solver instance runs: 1 (lanes mode), or
+                                        a lockstep block (the whole batch by default) */
     int has_y0;
     ot_view y0;              /* [n, 1|nbatch] f64 when has_y0 */
     ot_view p;               /* [np, 1|nbatch] f64 (np may be 0) */
@@ -36,11 +38,11 @@ typedef struct {
 } ot__plan;
 
 /* Where a solver puts results. Dense and sens: sol's tensors, allocated
- * before the run where the solver said. Steps: one step record per lane
- * (records[b], lane b's rows at stride rows), or for a solver with
- * shared_steps one record for all lanes (records[0], lane b's rows at
- * column b of each [rows, nbatch] step). Each lane's count says how many
- * entries are its own; solve.c pads the rest with NaN. */
+ * before the run where the solver said. Steps: one step record per solver
+ * instance, records[k] for lanes [k block, (k + 1) block) (plan->block):
+ * each step holds [rows, lanes] with lane b at column b - k block (in
+ * lanes mode one lane a record). Each lane's count says how many entries
+ * are its own; solve.c pads the rest with NaN. */
 typedef struct {
     ot_solution *sol;
     ot__record *records;
@@ -53,8 +55,11 @@ struct ot__solver {
     const char *name;
     /* y0 and params may be device memory, read in place. */
     int device_inputs;
-    /* Steps: one record for all lanes (see ot__sink). */
-    int shared_steps;
+    /* Lanes run in lockstep blocks (plan->block lanes each), not one at a
+     * time. */
+    int lockstep;
+    /* Runs the whole batch as one block: refuses a smaller lockstep block. */
+    int whole_batch;
     /* A host f64 copy of a device input the plan must read (t_eval).
      * NULL: device inputs are refused. Ownership: *out is the caller's. */
     int (*host_copy)(ot_view v, ot_tensor **out, const char *name);

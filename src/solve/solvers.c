@@ -15,7 +15,7 @@ static const ot__solver lanes = {
 /* One CVODE(S) over all lanes on a serial vector. */
 static const ot__solver lockstep_cpu = {
     .name = "lockstep",
-    .shared_steps = 1,
+    .lockstep = 1,
     .run = ot__lockstep_cpu_run,
 };
 
@@ -24,7 +24,8 @@ static const ot__solver lockstep_cpu = {
 static const ot__solver lockstep_cuda = {
     .name = "lockstep on CUDA",
     .device_inputs = 1,
-    .shared_steps = 1,
+    .lockstep = 1,
+    .whole_batch = 1,
     .host_copy = ot__cuda_host_copy,
     .alloc_output = ot__cuda_alloc_output,
     .pad_device_outputs = ot__cuda_pad_outputs,

@@ -248,21 +248,28 @@ typedef struct {
     ot_method method;
     solve_kind kind;
     int threads, roots, out, init, f32, atolvec, senstol;
+    int64_t block; /* lockstep blocks (0: one) */
 } solve_case;
 
 static const solve_case SOLVE_CASES[] = {
-    {"lanes BDF dense, 1 thread", OT_LANES, OT_BDF, K_DENSE, 1, 0, 0, 0, 0, 0, 0},
+    {"lanes BDF dense, 1 thread", OT_LANES, OT_BDF, K_DENSE, 1, 0, 0, 0, 0, 0, 0, 0},
     {"lanes BDF dense, 2 threads, f32 y0, atol vector, out", OT_LANES, OT_BDF, K_DENSE, 2,
-     0, 1, 0, 1, 1, 0},
-    {"lanes Adams steps with roots", OT_LANES, OT_ADAMS, K_STEPS, 1, 1, 0, 0, 0, 0, 0},
+     0, 1, 0, 1, 1, 0, 0},
+    {"lanes Adams steps with roots", OT_LANES, OT_ADAMS, K_STEPS, 1, 1, 0, 0, 0, 0, 0, 0},
     {"lanes BDF sensitivities, sens tolerances, init", OT_LANES, OT_BDF, K_SENS, 1, 0, 0,
-     1, 0, 0, 1},
-    {"lanes Adams sensitivities, roots", OT_LANES, OT_ADAMS, K_SENS, 1, 1, 0, 0, 0, 0, 0},
-    {"lockstep BDF dense, init, out", OT_LOCKSTEP, OT_BDF, K_DENSE, 1, 0, 1, 1, 0, 0, 0},
-    {"lockstep Adams steps with roots", OT_LOCKSTEP, OT_ADAMS, K_STEPS, 1, 1, 0, 0, 0, 0,
+     1, 0, 0, 1, 0},
+    {"lanes Adams sensitivities, roots", OT_LANES, OT_ADAMS, K_SENS, 1, 1, 0, 0, 0, 0, 0,
      0},
+    {"lockstep BDF dense, init, out", OT_LOCKSTEP, OT_BDF, K_DENSE, 1, 0, 1, 1, 0, 0, 0,
+     0},
+    {"lockstep Adams steps with roots", OT_LOCKSTEP, OT_ADAMS, K_STEPS, 1, 1, 0, 0, 0, 0,
+     0, 0},
     {"lockstep BDF sensitivities, atol vector, roots", OT_LOCKSTEP, OT_BDF, K_SENS, 1, 1,
-     0, 0, 0, 1, 1},
+     0, 0, 0, 1, 1, 0},
+    {"lockstep BDF dense in blocks of 2, 2 threads, out", OT_LOCKSTEP, OT_BDF, K_DENSE, 2,
+     0, 1, 0, 0, 0, 0, 2},
+    {"lockstep Adams steps with roots in blocks of 3", OT_LOCKSTEP, OT_ADAMS, K_STEPS, 2,
+     1, 0, 0, 0, 0, 0, 3},
 };
 #define N_SOLVE_CASES (sizeof SOLVE_CASES / sizeof SOLVE_CASES[0])
 
@@ -297,6 +304,7 @@ static ot_ode *make_ode(const solve_case *c, const solve_inputs *in)
     ck_assert_status(ot_ode_set_mode(ode, c->mode), OT_OK, NULL);
     ck_assert_status(ot_ode_set_method(ode, c->method), OT_OK, NULL);
     ck_assert_status(ot_ode_set_threads(ode, c->threads), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_lockstep_block(ode, c->block), OT_OK, NULL);
     if (c->roots)
         ck_assert_status(ot_ode_set_roots(ode, 1, decay_root), OT_OK, NULL);
     if (c->out)

@@ -8,8 +8,9 @@
  *   int init(const double *p, double *y0, int k, int lane, void *user)
  * y [n, k], p [np, k], out [rows, k] (jac: [n, n, k]) are compact column-major
  * f64 arrays valid only during the call; k = 1 in lanes mode (lane is then the
- * lane's index) and k = nbatch in lockstep mode (lane 0). The return codes are
- * odetensor's: 0 ok, > 0 retry with a smaller step, < 0 stop the lane.
+ * lane's index) and k = the block's lanes in lockstep mode (lane: the block's
+ * first lane; one block of nbatch lanes, lane 0, unless lockstepBlock is set). The return
+ * codes are odetensor's: 0 ok, > 0 retry with a smaller step, < 0 stop the lane.
  *
  * Lanes run one after another on the calling thread (threads = 1): wasm here
  * has no threads, and the lane index passed to callbacks relies on it.
@@ -96,7 +97,9 @@ static int flat_of(const ot_layout *l, double **flat, double **tmp)
     return 0;
 }
 
-static int lane_of(const otw_problem *P) { return P->lockstep ? 0 : P->lane; }
+/* The lane index callbacks get: in lanes mode the lane; in lockstep the
+ * first lane of the block being solved (0 without blocks). */
+static int lane_of(const otw_problem *P) { return P->lane; }
 
 static int call_eval(otw_problem *P, otw_eval_fn fn, double t, ot_view y, ot_view p,
                      ot_view_mut o)
@@ -155,8 +158,9 @@ static int init_tramp(ot_view p, ot_view_mut y0, void *user)
     return rc;
 }
 
-/* Called after each lane; with one thread lanes finish in order, so the next
- * lane to be solved is the number done. */
+/* Called after each lane (lanes mode) or block of lanes (lockstep in
+ * blocks); with one thread they finish in order, so the next lane to be
+ * solved, or the next block's first lane, is the number done. */
 static void on_progress(int64_t done, int64_t total, void *user)
 {
     (void)total;
@@ -286,6 +290,11 @@ OTW_API int otw_set_max_step(otw_problem *P, double v)
 OTW_API int otw_set_max_steps(otw_problem *P, int v)
 {
     return ot_ode_set_max_steps(ode_of(P), v);
+}
+
+OTW_API int otw_set_lockstep_block(otw_problem *P, int v)
+{
+    return ot_ode_set_lockstep_block(ode_of(P), v);
 }
 
 OTW_API int otw_set_sens_tolerances(otw_problem *P, double rtol, double atol)

@@ -71,6 +71,39 @@ test('callbacks get k = 1 and their lane in lanes mode, k = nbatch in lockstep',
   }
 });
 
+test('lockstepBlock: blocks of lanes, each the same bits as its lanes solved alone', () => {
+  const k7 = [0.5, 1, 2, 0.7, 3, 0.2, 1.5];
+  const spec = (params, extra) => ({
+    nstates: 1, nparams: 1, y0: [1], params, tEval: [0, 0.5, 1, 2], ...extra,
+    options: { rtol: 1e-8, atol: 1e-10, mode: 'lockstep', ...extra.options },
+  });
+  const seen = [];
+  const rhs = (t, y, p, dydt, k, lane) => {
+    // k: the block's lanes; lane: its first one; p holds exactly those lanes.
+    for (let b = 0; b < k; b++) assert.equal(p[b], k7[lane + b]);
+    seen.push(`${lane}:${k}`);
+    decayRhs(t, y, p, dydt, k);
+  };
+  const sol = ot.solveDense(spec(k7, { rhs, options: { lockstepBlock: 3 } }));
+  assert.equal(sol.errors.find((e) => e !== undefined), undefined);
+  assert.equal(sol.ok, true);
+  assert.deepEqual([...new Set(seen)], ['0:3', '3:3', '6:1']);
+  for (const lane0 of [0, 3, 6]) {
+    const lanes = k7.slice(lane0, lane0 + 3);
+    const alone = ot.solveDense(spec(lanes, { rhs: decayRhs }));
+    lanes.forEach((_, b) => [0, 1, 2, 3].forEach((j) =>
+      assert.equal(sol.ys.get(0, j, lane0 + b), alone.ys.get(0, j, b), `lane ${lane0 + b}`)));
+    assert.deepEqual(sol.stats.slice(lane0, lane0 + lanes.length).map((s) => s.steps),
+      alone.stats.map((s) => s.steps));
+    alone.dispose();
+  }
+  sol.dispose();
+  throwsOt(() => ot.solveDense(spec(k7, { rhs: decayRhs, options: { lockstepBlock: -2 } })),
+    'OT_ERR_VALUE', /lockstep_block: -2; must be >= 0/);
+  throwsOt(() => ot.solveDense(spec(k7, { rhs: decayRhs, options: { lockstepBlock: 1.5 } })),
+    'OT_ERR_ARG', /options.lockstepBlock: 1.5; expected an integer >= 0/);
+});
+
 test('broadcast: one-lane y0 or params serve every lane; nbatch inferred', () => {
   const lanes = ot.solveDense({
     nstates: 2, nparams: 4, rhs: lotkaVolterraRhs, tEval: [0, 1, 5],

@@ -1,0 +1,74 @@
+/* The thread pool: units (lanes, or blocks of lanes) dealt one at a time to
+ * worker threads from an atomic counter. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "core/alloc.h"
+#include "solve/pool.h"
+
+typedef struct {
+    const ot__plan *plan;
+    int64_t units;
+    ot__unit_fn fn;
+    atomic_llong next; /* the next unit to hand out */
+    pthread_mutex_t progress_lock;
+    int64_t done; /* lanes finished */
+} pool;
+
+typedef struct {
+    pool *pool;
+    void *state;
+} job;
+
+static void *run_thread(void *arg)
+{
+    job *jb = arg;
+    pool *p = jb->pool;
+    const ot__plan *pl = p->plan;
+    for (;;) {
+        const int64_t u = atomic_fetch_add(&p->next, 1);
+        if (u >= p->units)
+            break;
+        const int64_t lanes = p->fn(jb->state, u);
+        if (pl->progress) {
+            pthread_mutex_lock(&p->progress_lock);
+            p->done += lanes;
+            pl->progress(p->done, pl->nbatch, pl->progress_user);
+            pthread_mutex_unlock(&p->progress_lock);
+        }
+    }
+    return NULL;
+}
+
+void ot__pool_run(const ot__plan *pl, int nthreads, int64_t units, void *const *states,
+                  ot__unit_fn fn)
+{
+    pool p;
+    p.plan = pl;
+    p.units = units;
+    p.fn = fn;
+    atomic_init(&p.next, 0);
+    p.done = 0;
+    pthread_mutex_init(&p.progress_lock, NULL);
+    /* Thread 0 is this thread. Without memory for the others' bookkeeping
+     * this thread solves every unit alone. */
+    job *jobs = nthreads > 1 ? OT__CALLOC((size_t)nthreads, sizeof *jobs) : NULL;
+    pthread_t *tids = jobs ? OT__CALLOC((size_t)nthreads, sizeof *tids) : NULL;
+    job self = {&p, states[0]};
+    int started = 0;
+    for (int i = 1; tids && i < nthreads; i++) {
+        jobs[i].pool = &p;
+        jobs[i].state = states[i];
+        if (OT__SUN_CALL(pthread_create(&tids[started], NULL, run_thread, &jobs[i]),
+                         EAGAIN) == 0)
+            started++;
+    }
+    run_thread(&self);
+    for (int i = 0; i < started; i++)
+        pthread_join(tids[i], NULL);
+    pthread_mutex_destroy(&p.progress_lock);
+    free(jobs);
+    free(tids);
+}
