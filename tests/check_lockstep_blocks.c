@@ -113,6 +113,21 @@ static void assert_lane_same(const ot_solution *x, int64_t a, const ot_solution 
     }
 }
 
+/* Solves every lane with this block size and thread count; each lane must
+ * hold the same bits as in ref. */
+static void assert_same_as(kind k, int64_t block, int threads, const double *p,
+                           const ot_solution *ref)
+{
+    ot_ode *ode = make(k, block, threads);
+    ot_solution *s = NULL;
+    ck_assert_status(solve(k, ode, p, 0, NB, &s), OT_OK, NULL);
+    ck_assert(st_bytes(ot_solution_ys(s)) == st_bytes(ot_solution_ys(ref)));
+    for (int64_t b = 0; b < NB; b++)
+        assert_lane_same(s, b, ref, b);
+    ot_solution_free(s);
+    ot_ode_free(ode);
+}
+
 START_TEST(the_thread_count_never_changes_a_bit)
 {
     const kind k = (kind)_i;
@@ -121,17 +136,8 @@ START_TEST(the_thread_count_never_changes_a_bit)
     ot_solution *one = NULL;
     ot_ode *ode1 = make(k, BLOCK, 1);
     ck_assert_status(solve(k, ode1, p, 0, NB, &one), OT_OK, NULL);
-    static const int threads[] = {2, 7};
-    for (int i = 0; i < 2; i++) {
-        ot_ode *ode = make(k, BLOCK, threads[i]);
-        ot_solution *s = NULL;
-        ck_assert_status(solve(k, ode, p, 0, NB, &s), OT_OK, NULL);
-        ck_assert(st_bytes(ot_solution_ys(s)) == st_bytes(ot_solution_ys(one)));
-        for (int64_t b = 0; b < NB; b++)
-            assert_lane_same(s, b, one, b);
-        ot_solution_free(s);
-        ot_ode_free(ode);
-    }
+    assert_same_as(k, BLOCK, 2, p, one);
+    assert_same_as(k, BLOCK, 7, p, one);
     ot_solution_free(one);
     ot_ode_free(ode1);
 }
@@ -172,16 +178,8 @@ START_TEST(a_block_of_the_batch_or_more_is_one_block)
     ot_ode *dflt = make(DENSE, 0, 2);
     ot_solution *ref = NULL;
     ck_assert_status(solve(DENSE, dflt, p, 0, NB, &ref), OT_OK, NULL);
-    static const int64_t blocks[] = {NB, 1000};
-    for (int i = 0; i < 2; i++) {
-        ot_ode *ode = make(DENSE, blocks[i], 2);
-        ot_solution *s = NULL;
-        ck_assert_status(solve(DENSE, ode, p, 0, NB, &s), OT_OK, NULL);
-        for (int64_t b = 0; b < NB; b++)
-            assert_lane_same(s, b, ref, b);
-        ot_solution_free(s);
-        ot_ode_free(ode);
-    }
+    assert_same_as(DENSE, NB, 2, p, ref);
+    assert_same_as(DENSE, 1000, 2, p, ref);
     ot_solution_free(ref);
     ot_ode_free(dflt);
 }
