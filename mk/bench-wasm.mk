@@ -33,7 +33,7 @@ SUN_NATIVE_LIBS := $(addprefix $(SUN_NATIVE)/lib/libsundials_,cvodes.a nvecseria
                    sunnonlinsolnewton.a generic.a)
 # The bench module: Robertson's entry points are EMSCRIPTEN_KEEPALIVE, so no
 # export list; no JS callbacks, hence no table growth.
-BENCH_WASM_LDFLAGS := -O2 -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createRobertsonC \
+BENCH_WASM_LDFLAGS := $(WASM_OPT) -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createRobertsonC \
                       -sSINGLE_FILE=1 -sENVIRONMENT=web,worker -sFILESYSTEM=0 \
                       -sALLOW_MEMORY_GROWTH=1
 
