@@ -19,6 +19,13 @@
 #include <sunlinsol/sunlinsol_dense.h>
 #include <sunmatrix/sunmatrix_dense.h>
 
+/* SUNDIALS 7 takes a communicator where 6.4 took a pointer. */
+#if SUNDIALS_VERSION_MAJOR >= 7
+#define RAW_COMM_NULL SUN_COMM_NULL
+#else
+#define RAW_COMM_NULL NULL
+#endif
+
 static const double T_OUT = 1e-3;
 
 static int raw_rhs(sunrealtype t, N_Vector y, N_Vector f, void *k)
@@ -40,7 +47,7 @@ static int raw_jac(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *k,
 static int raw_once(const double *k, double *out)
 {
     SUNContext ctx;
-    if (SUNContext_Create(NULL, &ctx))
+    if (SUNContext_Create(RAW_COMM_NULL, &ctx))
         return 1;
     N_Vector y = N_VNew_Serial(RB_N, ctx);
     SUNMatrix A = SUNDenseMatrix(RB_N, RB_N, ctx);

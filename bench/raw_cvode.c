@@ -13,6 +13,13 @@
 #include <sunlinsol/sunlinsol_dense.h>
 #include <sunmatrix/sunmatrix_dense.h>
 
+/* SUNDIALS 7 takes a communicator where 6.4 took a pointer. */
+#if SUNDIALS_VERSION_MAJOR >= 7
+#define RAW_COMM_NULL SUN_COMM_NULL
+#else
+#define RAW_COMM_NULL NULL
+#endif
+
 static int rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *user)
 {
     (void)t;
@@ -35,7 +42,7 @@ long long raw_solve_all(int64_t nbatch, const double *rates, const double *times
                         double **out)
 {
     SUNContext ctx = NULL;
-    if (SUNContext_Create(NULL, &ctx) != 0)
+    if (SUNContext_Create(RAW_COMM_NULL, &ctx) != 0)
         return -1;
     double *ys = malloc((size_t)nbatch * RB_N * RB_NT * sizeof *ys);
     const double *lane_rates = rates; /* the user data: this lane's rates */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "cuda/cuda_impl.h"
+#include "solve/sun_compat.h"
 
 namespace
 {
@@ -234,7 +235,7 @@ int ls_setup(SUNLinearSolver S, SUNMatrix A)
     if (cudaMemcpy(&fail, c->fail, sizeof fail, cudaMemcpyDeviceToHost) != cudaSuccess)
         return SUNLS_PACKAGE_FAIL_UNREC;
     c->last_flag = fail;
-    return fail ? SUNLS_LUFACT_FAIL : SUNLS_SUCCESS;
+    return fail ? SUNLS_LUFACT_FAIL : OT__SUN_SUCCESS;
 }
 
 int ls_solve(SUNLinearSolver S, SUNMatrix A, N_Vector x, N_Vector b, sunrealtype tol)
@@ -255,7 +256,7 @@ int ls_solve(SUNLinearSolver S, SUNMatrix A, N_Vector x, N_Vector b, sunrealtype
         lu_solve<<<OT_CUDA_GRID(c->nbatch)>>>(bc(A)->a, c->piv, ot__dptr(x), c->n,
                                               c->nbatch);
     }
-    return cudaGetLastError() == cudaSuccess ? SUNLS_SUCCESS : SUNLS_PACKAGE_FAIL_UNREC;
+    return cudaGetLastError() == cudaSuccess ? OT__SUN_SUCCESS : SUNLS_PACKAGE_FAIL_UNREC;
 }
 
 sunindextype ls_last_flag(SUNLinearSolver S) { return sc(S)->last_flag; }

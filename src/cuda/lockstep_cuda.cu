@@ -13,6 +13,7 @@
 #include "solve/nv_clone.h"
 #include "core/test_hooks.h"
 #include "solve/output.h"
+#include "solve/sun_compat.h"
 #include "tensor/tensor_impl.h"
 #include "cuda/cuda_impl.h"
 
@@ -180,7 +181,7 @@ int make_solver(ot__lockstep *L, const ot__plan *pl, ot__cuda_state *S)
             cudaSuccess ||
         !dalloc(&S->counts, nbatch) || !dalloc(&S->word, 1) ||
         cudaMemset(S->mask, 0, nbatch) != cudaSuccess ||
-        SUNContext_Create(NULL, &L->ctx) != 0)
+        ot__sun_context_new(&L->ctx, &L->cb) != 0)
         return OT_ERR_NOMEM;
     if (np > 0 &&
         ot__cuda_check(L, upload(S->p, pl->p, L->np, L->nbatch), "params upload"))

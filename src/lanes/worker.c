@@ -13,6 +13,7 @@
 #include "solve/nv_clone.h"
 #include "core/error.h"
 #include "solve/cv_setup.h"
+#include "solve/sun_compat.h"
 #include "lanes/worker.h"
 #include "tensor/tensor_impl.h"
 
@@ -141,7 +142,7 @@ int ot__lanes_worker_new(ot__lanes_worker **out, const ot__plan *pl)
         w->yS0 = w->sens_scratch + np * n;
     }
     if (w->scratch && w->pbuf && w->pbar &&
-        OT__SUN_CALL(SUNContext_Create(NULL, &w->ctx), -1) == 0) {
+        OT__SUN_CALL(ot__sun_context_new(&w->ctx, &w->cb), -1) == 0) {
         w->y = OT__SUN_NEW(N_VMake_Serial(pl->n, w->scratch, w->ctx));
         w->y0 = w->y ? OT__SUN_NEW(N_VMake_Serial(pl->n, w->scratch + n, w->ctx)) : NULL;
         w->cv = w->y0 ? OT__SUN_NEW(CVodeCreate(

@@ -8,6 +8,7 @@
 
 #include "core/alloc.h"
 #include "lockstep/lockstep.h"
+#include "solve/sun_compat.h"
 
 typedef struct {
     sunindextype n, nbatch;
@@ -200,7 +201,7 @@ static int ls_setup(SUNLinearSolver S, SUNMatrix A)
         }
     }
     c->last_flag = 0;
-    return SUNLS_SUCCESS;
+    return OT__SUN_SUCCESS;
 }
 
 static int ls_solve(SUNLinearSolver S, SUNMatrix A, N_Vector x, N_Vector b,
@@ -216,7 +217,7 @@ static int ls_solve(SUNLinearSolver S, SUNMatrix A, N_Vector x, N_Vector b,
         SUNDlsMat_denseGETRS(c->cols, c->n, c->pivots + k * c->n, xd + k * c->n);
     }
     c->last_flag = 0;
-    return SUNLS_SUCCESS;
+    return OT__SUN_SUCCESS;
 }
 
 static sunindextype ls_last_flag(SUNLinearSolver S) { return sc(S)->last_flag; }

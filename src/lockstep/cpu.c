@@ -12,6 +12,7 @@
 #include "solve/dq.h"
 #include "solve/nv_clone.h"
 #include "solve/pool.h"
+#include "solve/sun_compat.h"
 #include "tensor/tensor_impl.h"
 
 static _Thread_local int plain_norm;
@@ -231,7 +232,7 @@ static int make_solver(ot__lockstep *L, const ot__plan *pl)
     L->rootsfound = OT__MALLOC((nr * nbatch + 1) * sizeof *L->rootsfound);
     if (!L->p || !L->pp || !L->o || !L->o2 || !L->yp || !L->ym || !L->inc ||
         !L->stopped || !L->rootsfound ||
-        OT__SUN_CALL(SUNContext_Create(NULL, &L->ctx), -1) != 0)
+        OT__SUN_CALL(ot__sun_context_new(&L->ctx, &L->cb), -1) != 0)
         return OT_ERR_NOMEM;
     for (int64_t b = 0; b < L->nbatch && np > 0; b++)
         memcpy(L->p + b * L->np, ot_view_lane(pl->p, b), np * sizeof *L->p);

@@ -1,15 +1,59 @@
 /* The CVODE(S) settings shared by every driver. */
 #include "core/alloc.h"
 #include "solve/cv_setup.h"
+#include "solve/sun_compat.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
+
+#if SUNDIALS_VERSION_MAJOR >= 7
+/* SUNDIALS 7's error handler (SUNErrHandlerFn), err_user_data = the ot__cb:
+ * the message as 6.4's handler kept it, module/function: text. */
+static void on_error(int line, const char *func, const char *file, const char *msg,
+                     SUNErrCode code, void *data, SUNContext ctx)
+{
+    (void)line, (void)file, (void)ctx;
+    char module[] = "CVODES";
+    ot__cb_cvode_error(code, module, func ? func : "",
+                       (char *)(uintptr_t)(msg ? msg : ""), data);
+}
+
+int ot__sun_context_new(SUNContext *ctx, ot__cb *cb)
+{
+    if (SUNContext_Create(SUN_COMM_NULL, ctx) != 0)
+        return -1;
+    /* The context's logger writes warnings to stdout and errors to stderr
+     * (SUNDIALS built with logging, as distributions ship it; odetensor's
+     * own build has none), and it has no way to write nowhere: /dev/null. */
+    SUNLogger logger = NULL;
+    if (SUNContext_GetLogger(*ctx, &logger) == 0 && logger != NULL) {
+        SUNLogger_SetErrorFilename(logger, "/dev/null");
+        SUNLogger_SetWarningFilename(logger, "/dev/null");
+    }
+    int f = SUNContext_ClearErrHandlers(*ctx);
+    f = f ? f : SUNContext_PushErrHandler(*ctx, on_error, cb);
+    if (f != 0)
+        SUNContext_Free(ctx);
+    return f;
+}
+#else
+int ot__sun_context_new(SUNContext *ctx, ot__cb *cb)
+{
+    (void)cb; /* CVODE's handler is set in ot__cv_options */
+    return SUNContext_Create(NULL, ctx);
+}
+#endif
 
 int ot__cv_options(void *cv, const ot__plan *pl, void *user, ot__cb *cb)
 {
     const ot_ode *ode = pl->ode;
     int f = CVodeSetUserData(cv, user);
+#if SUNDIALS_VERSION_MAJOR < 7
     f = f ? f : CVodeSetErrHandlerFn(cv, ot__cb_cvode_error, cb);
+#else
+    (void)cb; /* the context's handler (ot__sun_context_new) */
+#endif
     f = f ? f : CVodeSetMaxNumSteps(cv, pl->kind == OT__STEPS ? -1 : ode->max_steps);
     if (!f && ode->h0 > 0)
         f = CVodeSetInitStep(cv, ode->h0);
