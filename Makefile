@@ -3,6 +3,8 @@
 # Everyday
 #   make test-c           the fast loop: build the library and run the C suites (~1 min)
 #   make check            build and run every test (installs Debian deps first)
+#   make test-c SUNDIALS=system   the same library against Debian's SUNDIALS 6.4.1
+#                         (default: our own optimised 7.1.1, scripts/sundials7.sh)
 #   make check SANITIZE=1 the same under AddressSanitizer + UBSan
 #   make check VALGRIND=1 the C tests and examples under valgrind (mk/hardening.mk)
 #   make check TSAN=1     the C tests in a ThreadSanitizer build (build/tsan)
@@ -42,21 +44,43 @@ CC  ?= cc
 CXX ?= c++
 PYTHON ?= /usr/bin/python3
 
+# SUNDIALS: own (default) is 7.1.1 from Debian's source, built once Release
+# (-O3), static and position-independent into build/sundials-7
+# (scripts/sundials7.sh): Debian's binary package is built without
+# optimisation and about 3x slower. system is Debian's libsundials-dev 6.4.1,
+# built into its own folder (build/system).
+SUNDIALS ?= own
+ifeq ($(SUNDIALS),system)
+SUNB := /system
+SUN_CFLAGS :=
+SUN_STAMP :=
+SUNDIALS_LIBS := -lsundials_cvodes -lsundials_nvecserial -lsundials_sunmatrixdense \
+                 -lsundials_sunlinsoldense -lsundials_sunnonlinsolfixedpoint
+else ifeq ($(SUNDIALS),own)
+SUNB :=
+SUN_DIR := build/sundials-7
+SUN_STAMP := $(SUN_DIR)/.built
+SUN_CFLAGS := -I$(SUN_DIR)/include
+SUNDIALS_LIBS := $(addprefix $(SUN_DIR)/lib/libsundials_,cvodes.a nvecserial.a \
+                 sunmatrixdense.a sunlinsoldense.a sunnonlinsolfixedpoint.a \
+                 sunnonlinsolnewton.a core.a)
+else
+$(error SUNDIALS=$(SUNDIALS): use own (the default) or system)
+endif
+
 ifeq ($(SANITIZE),1)
-B := build/sanitize
+B := build$(SUNB)/sanitize
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 OPT := -O1
 else
-B := build
+B := build$(SUNB)
 SANFLAGS :=
 OPT := -O2
 endif
 
 WARN     := -Wall -Wextra -Wpedantic -Werror
 CFLAGS   ?= $(OPT) -g
-ALL_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(CFLAGS) $(SANFLAGS) -pthread -fPIC -fvisibility=hidden -Iinclude -Isrc -MMD -MP
-SUNDIALS_LIBS := -lsundials_cvodes -lsundials_nvecserial -lsundials_sunmatrixdense \
-                 -lsundials_sunlinsoldense -lsundials_sunnonlinsolfixedpoint
+ALL_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(CFLAGS) $(SANFLAGS) -pthread -fPIC -fvisibility=hidden -Iinclude -Isrc $(SUN_CFLAGS) -MMD -MP
 LDLIBS_CORE := $(SUNDIALS_LIBS) -lm -pthread
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
@@ -102,17 +126,36 @@ deps:
 deps-check:
 	@sh scripts/deps.sh check $(HARDEN_DEPS)
 
-$(B)/obj/%.o: %.c
+# Objects depend on the SUNDIALS they were compiled against: a new one (or
+# the switch from SUNDIALS=system's build) rebuilds them.
+$(B)/obj/%.o: %.c $(SUN_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(CHECK_OBJ_FLAGS) -c $< -o $@
+
+ifeq ($(SUNDIALS),own)
+$(SUN_STAMP):
+	@sh scripts/deps.sh build
+	sh scripts/sundials7.sh $(SUN_DIR)
+endif
 
 $(STATIC): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	ar rcs $@ $^
 
+# The shared library carries our own SUNDIALS (static, position-independent)
+# and exports none of it (--exclude-libs), so a program that also links
+# another SUNDIALS, such as Debian's, gets no clash (test-install).
 $(SHARED): $(LIB_OBJ)
-	$(CC) -shared $(SANFLAGS) -Wl,-soname,libodetensor.so.0 -o $@ $^ $(LDLIBS_CORE)
+	$(CC) -shared $(SANFLAGS) -Wl,-soname,libodetensor.so.0 -Wl,--exclude-libs,ALL -o $@ $^ \
+	    $(LDLIBS_CORE)
+
+# The installed static library: ours plus, with our own SUNDIALS, its
+# objects, so that a program links it with the .pc file's line alone.
+$(B)/install/libodetensor.a: $(STATIC) $(filter %.a,$(SUNDIALS_LIBS))
+	@mkdir -p $(dir $@)
+	rm -f $@
+	{ echo "create $@"; for a in $^; do echo "addlib $$a"; done; echo save; echo end; } | ar -M
 
 examples: $(EXAMPLE_BIN)
 
@@ -167,16 +210,26 @@ test-examples: examples
 	    echo "example $$e: ok"; done
 
 # make install into a staging folder, then the README example built against
-# it through pkg-config, with the shared library.
+# it with the pkg-config line alone, shared and static, and a program that
+# links odetensor and Debian's SUNDIALS 6.4.1 both (tests/install/clash.c).
+STAGE_PC = PKG_CONFIG_SYSROOT_DIR=$(abspath $(B)/stage) PKG_CONFIG_PATH=$(B)/stage/usr/lib/pkgconfig
 test-install: $(STATIC) $(SHARED) test-readme
 	@rm -rf $(B)/stage
 	@$(MAKE) --no-print-directory install DESTDIR=$(abspath $(B)/stage) PREFIX=/usr >/dev/null
 	$(CC) -std=c11 $(WARN) $(SANFLAGS) -o $(B)/stage/example $(B)/readme/example.c \
-	    -I$(B)/stage/usr/include -L$(B)/stage/usr/lib \
-	    $$(PKG_CONFIG_SYSROOT_DIR=$(abspath $(B)/stage) PKG_CONFIG_PATH=$(B)/stage/usr/lib/pkgconfig \
-	       pkg-config --libs odetensor) $(LDLIBS_CORE)
+	    $$($(STAGE_PC) pkg-config --cflags --libs odetensor)
 	$(SAN_ENV) LD_LIBRARY_PATH=$(B)/stage/usr/lib $(B)/stage/example >/dev/null
-	@echo "install: headers, libraries and odetensor.pc work from $(B)/stage"
+	$(CC) -std=c11 $(WARN) $(SANFLAGS) -o $(B)/stage/example_static $(B)/readme/example.c \
+	    $$($(STAGE_PC) pkg-config --cflags odetensor) $(B)/stage/usr/lib/libodetensor.a \
+	    $$($(STAGE_PC) pkg-config --static --libs-only-other --libs-only-l odetensor | \
+	       sed 's/-lodetensor//')
+	$(SAN_ENV) $(B)/stage/example_static >/dev/null
+	$(CC) -std=c11 $(WARN) $(SANFLAGS) -o $(B)/stage/clash tests/install/clash.c \
+	    $$($(STAGE_PC) pkg-config --cflags --libs odetensor) \
+	    -lsundials_cvodes -lsundials_nvecserial -lsundials_sunnonlinsolfixedpoint -lm
+	$(SAN_ENV) LD_LIBRARY_PATH=$(B)/stage/usr/lib $(B)/stage/clash
+	@echo "install: headers, libraries and odetensor.pc work from $(B)/stage, shared \
+	and static, beside Debian's own SUNDIALS"
 
 test-c: $(B)/tests/check_odetensor
 	$(SAN_ENV) $(B)/tests/check_odetensor
@@ -202,7 +255,7 @@ $(B)/bench/%: $(B)/obj/bench/%.o $(STATIC)
 	$(CC) $(SANFLAGS) -o $@ $< $(STATIC) $(LDLIBS_CORE)
 
 # interleave runs both solvers in one process: their objects without main().
-$(B)/obj/bench/%.nomain.o: bench/%.c
+$(B)/obj/bench/%.nomain.o: bench/%.c $(SUN_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -DBENCH_NO_MAIN -c $< -o $@
 
@@ -245,14 +298,22 @@ test-million: $(B)/bench/million_lanes
 	@for m in lockstep lanes; do \
 	    $(SAN_ENV) $(B)/bench/million_lanes $$m $(MILLION_CHECK_LANES) || exit 1; done
 
-install: $(STATIC) $(SHARED)
+# What a static link needs besides libodetensor.a (the .pc's Libs.private).
+ifeq ($(SUNDIALS),own)
+LIBS_PRIVATE := -lm -pthread
+else
+LIBS_PRIVATE := $(LDLIBS_CORE)
+endif
+
+install: $(B)/install/libodetensor.a $(SHARED)
 	install -d $(DESTDIR)$(INCDIR)/odetensor $(DESTDIR)$(LIBDIR)/pkgconfig
 	install -m 644 include/odetensor.h $(DESTDIR)$(INCDIR)/
 	install -m 644 include/odetensor/*.h $(DESTDIR)$(INCDIR)/odetensor/
-	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(B)/install/libodetensor.a $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/libodetensor.so.0
 	ln -sf libodetensor.so.0 $(DESTDIR)$(LIBDIR)/libodetensor.so
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
+	    -e 's|@LIBS_PRIVATE@|$(LIBS_PRIVATE)|' \
 	    -e 's|@VERSION@|$(shell sed -n 's/^\#define OT_VERSION_\(MAJOR\|MINOR\|PATCH\) //p' include/odetensor/status.h | paste -sd.)|' \
 	    odetensor.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/odetensor.pc
 
@@ -266,7 +327,7 @@ FORMAT_FILES = $(wildcard include/*.h include/odetensor/*.h src/*/*.c src/*/*.h 
                           bench/*.c bench/wasm/*.c tests/fuzz/*.c tests/fuzz/*.h tests/inject/*.c \
                           bench/robertson.h bench/robertson_ot.h bindings/wasm/src/*.c bindings/wasm/test/*.c \
                           include/odetensor_mpi.h tests/mpi/*.c \
-                          examples/mpi/*.c bench/mpi/*.c)
+                          examples/mpi/*.c bench/mpi/*.c tests/install/*.c)
 
 lint:
 	@sh scripts/deps.sh lint

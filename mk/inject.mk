@@ -5,14 +5,14 @@
 #   make test-inject      build and run it (part of make check)
 
 INJ := $(B)/inject
-INJ_FLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -O1 -g -pthread -Iinclude -Isrc \
+INJ_FLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -O1 -g -pthread -Iinclude -Isrc $(SUN_CFLAGS) \
              -DOT_FAULT_INJECT -fsanitize=address,undefined -fno-sanitize-recover=all \
              -fno-omit-frame-pointer -MMD -MP
 INJ_OBJ := $(LIB_SRC:%.c=$(INJ)/obj/%.o) $(INJ)/obj/src/core/fault_inject.o
 
 .PHONY: test-inject
 
-$(INJ)/obj/%.o: %.c
+$(INJ)/obj/%.o: %.c $(SUN_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(INJ_FLAGS) -c $< -o $@
 

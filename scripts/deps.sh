@@ -10,8 +10,10 @@ groups=${*:-build}
 pkgs=""
 for g in $groups; do
     case "$g" in
-        build) pkgs="$pkgs libsundials-dev libdlpack-dev pkg-config make gcc" ;;
-        check) pkgs="$pkgs libsundials-dev libdlpack-dev pkg-config make gcc g++ check python3 python3-numpy" ;;
+        # cmake and xz-utils build odetensor's own SUNDIALS 7 from Debian's
+        # source (scripts/sundials7.sh); libsundials-dev is make SUNDIALS=system's.
+        build) pkgs="$pkgs libsundials-dev libdlpack-dev pkg-config make gcc cmake xz-utils" ;;
+        check) pkgs="$pkgs libsundials-dev libdlpack-dev pkg-config make gcc g++ cmake xz-utils check python3 python3-numpy" ;;
         lint)  pkgs="$pkgs cppcheck clang-format" ;;
         cuda)  pkgs="$pkgs cmake xz-utils libsundials-dev pkg-config make gcc g++ check" ;;
         bench) pkgs="$pkgs libsundials-dev pkg-config make gcc valgrind time python3 python3-numpy python3-scipy" ;;

@@ -1,12 +1,14 @@
 #!/bin/sh
-# Fetches Debian's SUNDIALS source (6.4.1, with the CUDA vector that the
-# binary package leaves out) and unpacks it, once, into DEST
-# (default build/sundials-src). Uses apt with a private deb-src list, so the
-# system's apt configuration is left as it is.
+# Fetches Debian's SUNDIALS source and unpacks it, once, into DEST (default
+# build/sundials-src): from the system's own suite (bookworm: 6.4.1, with the
+# CUDA vector that the binary package leaves out), or from SUITE when given
+# (trixie: 7.1.1). Uses apt with a private deb-src list, so the system's apt
+# configuration is left as it is.
 set -eu
 dest=${1:-build/sundials-src}
+suite=${2:-}
 [ -f "$dest/.unpacked" ] && exit 0
-work=$(dirname "$dest")/apt-src
+work=$(dirname "$dest")/apt-src${suite:+-$suite}
 mkdir -p "$work/lists/partial" "$work/download"
 sources=/etc/apt/sources.list.d/debian.sources
 if [ ! -f "$sources" ]; then
@@ -14,8 +16,10 @@ if [ ! -f "$sources" ]; then
     exit 1
 fi
 # Only Debian's own archives, as deb-src.
-awk 'BEGIN{RS=""; ORS="\n\n"} /debian\.org/ {sub(/Types: deb/, "Types: deb-src"); print}' \
-    "$sources" > "$work/debian-src.sources"
+awk -v suite="$suite" 'BEGIN{RS=""; ORS="\n\n"} /debian\.org/ {
+        sub(/Types: deb/, "Types: deb-src")
+        if (suite != "") { if ($0 ~ /security/) next; sub(/Suites: [^\n]*/, "Suites: " suite) }
+        print }' "$sources" > "$work/debian-src.sources"
 opts="-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts=$PWD/$work/parts \
 -o Dir::State::Lists=$PWD/$work/lists -o Debug::NoLocking=1 -o APT::Sandbox::User=root"
 mkdir -p "$work/parts"
