@@ -14,7 +14,7 @@ EMCC ?= emcc
 EM_ENV := env -u EM_CACHE NODE_PATH=/usr/share/nodejs
 NODE ?= node
 WB := build/wasm
-WASM_SUN := build/sundials-wasm
+WASM_SUN := build/sundials-wasm-7
 WASM_STAMP := $(WASM_SUN)/.built
 WASM_PKG := bindings/wasm
 WASM_OUT := $(WASM_PKG)/dist/odetensor.mjs
@@ -27,7 +27,7 @@ WASM_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(WASM_OPT) -Iinclude 
 WASM_OBJ := $(LIB_SRC:%.c=$(WB)/obj/%.o) $(WB)/obj/$(WASM_PKG)/src/shim.o
 WASM_SUN_LIBS := $(addprefix $(WASM_SUN)/lib/libsundials_,cvodes.a nvecserial.a \
                  sunmatrixdense.a sunlinsoldense.a sunnonlinsolfixedpoint.a \
-                 sunnonlinsolnewton.a generic.a)
+                 sunnonlinsolnewton.a core.a)
 # ES module, wasm embedded (no fetch or path lookups: the same file loads in
 # Node, browsers and workers); JS callbacks enter the table with addFunction.
 WASM_LDFLAGS := $(WASM_OPT) -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createOdeTensorModule \
@@ -53,7 +53,7 @@ $(WB)/include/dlpack/dlpack.h: /usr/include/dlpack/dlpack.h
 	@mkdir -p $(dir $@)
 	cp $< $@
 
-$(WB)/obj/%.o: %.c $(WB)/include/dlpack/dlpack.h | $(WASM_STAMP)
+$(WB)/obj/%.o: %.c $(WB)/include/dlpack/dlpack.h $(WASM_STAMP)
 	@mkdir -p $(dir $@)
 	$(EM_ENV) $(EMCC) $(WASM_CFLAGS) -c $< -o $@
 
