@@ -246,7 +246,8 @@ demo: deps
 # the table that BENCHMARKS.md records; `make bench ROUNDS=9` etc. set the
 # sizes that bench/run.sh reads (see its header).
 BENCH_BIN := $(B)/bench/raw_cvode $(B)/bench/ot_robertson $(B)/bench/interleave \
-             $(B)/bench/lockstep_vs_lanes $(B)/bench/checksum $(B)/bench/fixed_cost
+             $(B)/bench/lockstep_vs_lanes $(B)/bench/checksum $(B)/bench/fixed_cost \
+             $(B)/bench/lockstep_sizes
 
 bench-bin: $(BENCH_BIN)
 

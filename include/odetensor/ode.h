@@ -63,7 +63,11 @@ typedef enum ot_mode {
      * maximum of the lanes' own WRMS norms, so every lane meets its own
      * tolerance. Lanes share steps and statistics; a failing callback stops
      * the whole batch (every running lane reports it); a root stops its own
-     * lane only. Fastest when lanes are alike and many. */
+     * lane only. Fastest for small systems with many alike lanes: measured
+     * (BENCHMARKS.md, 2 cores) it beats OT_LANES on 2 threads at n = 3-4
+     * (Robertson 10,000 lanes: 4x on one thread, 9x in blocks on two) but
+     * loses from n = 16 on (a 1-D reaction-diffusion system: 0.4x at
+     * n = 16, 0.12x at n = 256; in blocks 0.6-0.7x). */
     OT_LOCKSTEP = 2
 } ot_mode;
 
