@@ -333,7 +333,7 @@ FORMAT_FILES = $(wildcard include/*.h include/odetensor/*.h src/*/*.c src/*/*.h 
 lint:
 	@sh scripts/deps.sh lint
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
-	    --std=c11 --inline-suppr -Iinclude --suppress=missingIncludeSystem src examples
+	    --std=c11 --inline-suppr -Iinclude -Isrc --suppress=missingIncludeSystem src examples
 	clang-format --dry-run -Werror $(FORMAT_FILES)
 	@echo "lint: clean"
 

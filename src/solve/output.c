@@ -11,7 +11,7 @@
 double *ot__record_push(ot__record *r, double t)
 {
     if (r->count == r->cap) {
-        const int64_t cap = r->cap ? 2 * r->cap : 64;
+        const int64_t cap = r->cap ? 2 * r->cap : OT__RECORD_FIRST;
         double *nt = OT__REALLOC(r->t, (size_t)cap * sizeof *nt);
         if (nt == NULL)
             return NULL;
@@ -66,12 +66,11 @@ int ot__out_gather_steps(ot_tensor **ts_out, ot_tensor **ys_out,
     double *ts = ot_tensor_layout(tst)->data;
     for (int64_t b = 0; b < nbatch; b++) {
         const ot__record *r = &records[b / block];
-        const double *y = r->y + (b % block) * rows;
-        const int64_t c = count[b], stride = r->width;
+        const int64_t c = count[b];
         for (int64_t k = 0; k < nt_max; k++) {
             ts[b * nt_max + k] = k < c ? r->t[k] : NAN;
-            if (k < c)
-                ot__out_store(yst, k, b, y + k * stride, rows);
+            if (k < c) /* a record with no step has no buffer to offset */
+                ot__out_store(yst, k, b, r->y + k * r->width + (b % block) * rows, rows);
             else
                 ot__out_nan(yst, k, b, rows);
         }

@@ -48,6 +48,12 @@ static inline void ot__out_nan(const ot_tensor *t, int64_t i, int64_t b, int64_t
     }
 }
 
+/* Steps a record holds before it first grows (then it doubles); the size
+ * check counts this much per record. */
+#define OT__RECORD_FIRST 64
+#define OT__STR_(x) #x
+#define OT__STR(x) OT__STR_(x) /* a macro's value as text, for messages */
+
 /* A growable record of steps: count times and width values per step. */
 typedef struct {
     double *t, *y;

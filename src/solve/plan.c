@@ -58,12 +58,12 @@ static int64_t cpu_count(void)
     return c;
 }
 
-/* Worker threads for a lanes-mode solve: the problem's, or one per CPU,
- * never more than the lanes. */
-static int64_t thread_count(const ot_ode *ode, int64_t nbatch)
+/* Worker threads for the units a solve deals (lanes, or lockstep blocks):
+ * the problem's, or one per CPU, never more than the units. */
+static int64_t thread_count(const ot_ode *ode, int64_t units)
 {
     const int64_t t = ode->threads > 0 ? ode->threads : cpu_count();
-    return t < nbatch ? t : nbatch;
+    return t < units ? t : units;
 }
 
 /* The lane count an input asks for: its second extent, 1 for one lane. */

@@ -180,7 +180,7 @@ static uint64_t cvode_vectors(const ot_ode *ode, uint64_t *qmax)
 }
 
 /* Lanes mode: one worker per thread, each one CVODE(S) instance of size n,
- * its scratch, and a step record of 256 steps for ot_solve. */
+ * its scratch, and a step record of OT__RECORD_FIRST steps for ot_solve. */
 static int lanes_working(ledger *lg, const ot__plan *pl, uint64_t sens)
 {
     const ot_ode *ode = pl->ode;
@@ -194,7 +194,7 @@ static int lanes_working(ledger *lg, const ot__plan *pl, uint64_t sens)
      * scratch and CVODES' vectors; the matrix and its copy; out and diff
      * scratch; the parameter buffers; ot_solve's first record */
     const uint64_t a[] = {vec + 4 + 2 * sens + sens * (qmax + 6), bdf ? 2 : 0, 2, 3,
-                          pl->kind == OT__STEPS ? 256 * (rows + 1) : 0};
+                          pl->kind == OT__STEPS ? OT__RECORD_FIRST * (rows + 1) : 0};
     const uint64_t x[] = {n, nn, rows, np + 1, 1};
     uint64_t doubles, bytes = 16384; /* CVODE's and the worker's structs */
     if (dot_over(&doubles, 5, a, x) || mul_over(&doubles, 8) ||
@@ -244,7 +244,8 @@ static int lockstep_working(ledger *lg, const ot__plan *pl, uint64_t sens)
     int st = add_term(lg, "lockstep working memory", per_lane, NULL, 1,
                       live < pl->nbatch ? live_lab : lab, &live, cuda);
     if (st == OT_OK && pl->kind == OT__STEPS)
-        st = add_term(lg, "lockstep step records", 8 * 64, "8 * 64 steps", 2, lab, v, 0);
+        st = add_term(lg, "lockstep step records", 8 * OT__RECORD_FIRST,
+                      "8 * " OT__STR(OT__RECORD_FIRST) " steps", 2, lab, v, 0);
     /* CVODE counts the batch's root functions in an int. */
     if (st == OT_OK && ode->nroots > 0 && pl->nbatch > INT32_MAX / ode->nroots)
         st = ot__fail(OT_ERR_OVERFLOW,
