@@ -8,13 +8,17 @@
 #                                  with C callbacks inside wasm
 #   build/bench-wasm/split/        the package linked as separate .mjs + .wasm
 #                                  (only to measure the size of that layout)
+#   $(B)/bench/wasm_modes          bench/wasm/modes.c natively: Robertson and
+#                                  Lotka-Volterra, lanes and lockstep mode
+#   build/bench-wasm/modes_c.mjs   the same file in a wasm module with the
+#                                  package's objects (bench/wasm/modes.mjs)
 #   $(B)/bench/wasm_native_o3      wasm_native linked with SUNDIALS built here
 #                                  from the same Debian source at CMake's Release
 #                                  (-O3), static, in build/sundials-native: a
 #                                  control, since Debian's libsundials is built
 #                                  without optimization (BENCHMARKS.md)
-# installs odex from bench/wasm/package-lock.json into bench/wasm/node_modules
-# (npm ci), then bench/wasm/run.sh prints the tables of BENCHMARKS.md's
+# installs odex and ode45-cash-karp from bench/wasm/package-lock.json into
+# bench/wasm/node_modules (npm ci), then bench/wasm/run.sh prints the tables of BENCHMARKS.md's
 # WebAssembly section. Sizes: `make bench-wasm NBATCH_WASM=2000 ROUNDS_WASM=5`
 # (see bench/wasm/run.sh).
 
@@ -23,7 +27,11 @@ BENCH_WASM_C := $(BWB)/robertson_c.mjs
 BENCH_WASM_SPLIT := $(BWB)/split/odetensor.mjs
 BENCH_WASM_NATIVE := $(B)/bench/wasm_native
 BENCH_WASM_NATIVE_O3 := $(B)/bench/wasm_native_o3
-BENCH_WASM_ODEX := bench/wasm/node_modules/odex/package.json
+BENCH_WASM_MODES := $(B)/bench/wasm_modes
+BENCH_WASM_MODES_C := $(BWB)/modes_c.mjs
+# The npm peers; the stamp is the second package, so an older node_modules
+# with odex alone is brought up to date.
+BENCH_WASM_ODEX := bench/wasm/node_modules/ode45-cash-karp/package.json
 # SUNDIALS 6.4.1 for the host, optimized: the same source and index size (64)
 # as Debian's binary package, so libodetensor.a (built against Debian's
 # headers) links against it unchanged.
@@ -43,10 +51,19 @@ bench-wasm: wasm
 	@command -v npm >/dev/null 2>&1 || sh scripts/deps.sh npm
 	@$(MAKE) --no-print-directory bench-wasm-bin
 	NODE=$(NODE) sh bench/wasm/run.sh $(BENCH_WASM_NATIVE) $(BENCH_WASM_C) $(BENCH_WASM_SPLIT) \
-	    $(BENCH_WASM_NATIVE_O3)
+	    $(BENCH_WASM_NATIVE_O3) $(BENCH_WASM_MODES) $(BENCH_WASM_MODES_C)
 
 bench-wasm-bin: $(BENCH_WASM_NATIVE) $(BENCH_WASM_NATIVE_O3) $(BENCH_WASM_C) $(BENCH_WASM_SPLIT) \
-                $(BENCH_WASM_ODEX)
+                $(BENCH_WASM_MODES) $(BENCH_WASM_MODES_C) $(BENCH_WASM_ODEX)
+
+$(BENCH_WASM_MODES): $(B)/obj/bench/wasm/modes.o $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $(filter %.o,$^) $(STATIC) $(LDLIBS_CORE)
+
+$(BENCH_WASM_MODES_C): $(WASM_OBJ) $(WB)/obj/bench/wasm/modes.o $(WASM_SUN_LIBS)
+	@mkdir -p $(dir $@)
+	$(EM_ENV) $(EMCC) $(subst createRobertsonC,createModesC,$(BENCH_WASM_LDFLAGS)) -o $@ \
+	    $(filter %.o,$^) $(WASM_SUN_LIBS) -lm
 
 $(BENCH_WASM_NATIVE): $(B)/obj/bench/wasm/native.o $(B)/obj/bench/ot_robertson.nomain.o $(STATIC)
 	@mkdir -p $(dir $@)
