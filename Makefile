@@ -103,7 +103,7 @@ TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/c
             tests/check_sens_roots.c \
             tests/check_solve_faults.c tests/check_lockstep.c tests/check_concurrency.c \
             tests/check_faults_numeric.c tests/check_faults_scale.c tests/check_size_limits.c \
-            tests/check_core_api.c tests/check_lockstep_blocks.c
+            tests/check_core_api.c tests/check_lockstep_blocks.c tests/check_traps.c
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/obj/%.o)
 EXAMPLES := dlpack_tour robertson lotka_volterra sensitivity_decay bouncing_ball user_jacobian
 EXAMPLE_BIN := $(EXAMPLES:%=$(B)/examples/%)

@@ -74,7 +74,7 @@ typedef enum ot_mode {
 typedef struct ot_ode ot_ode;
 
 /* A new problem with n >= 1 states, np >= 0 parameters and a required rhs.
- * Defaults: OT_BDF, rtol 1e-6, atol 1e-8, t0 0, CVODE's first step and 500
+ * Defaults: OT_BDF, rtol 1e-6, atol 1e-8, t0 0, CVODE's first step, 100,000
  * max steps per output interval, all cores, f64 outputs, OT_LANES.
  * Ownership: *out is the caller's; free it with ot_ode_free().
  * @return OT_OK, OT_ERR_ARG (naming nstates, nparams or rhs), OT_ERR_NOMEM. */
@@ -99,7 +99,10 @@ OT_API int ot_ode_set_progress(ot_ode *ode, ot_progress_fn progress, void *user)
  * OT_ERR_VALUE with a message naming the option and the rule. */
 OT_API int ot_ode_set_method(ot_ode *ode, ot_method method);
 OT_API int ot_ode_set_mode(ot_ode *ode, ot_mode mode);
-/* rtol >= 0 and finite; atol >= 0 and finite, one value for all states. */
+/* rtol in [0, 1); atol >= 0 and finite, one value for all states; rtol and
+ * atol may not both be 0 for any state (the error test would divide by 0):
+ * the setter that would make them so is refused. atol has no upper bound:
+ * it is in the states' own units. */
 OT_API int ot_ode_set_rtol(ot_ode *ode, double rtol);
 OT_API int ot_ode_set_atol(ot_ode *ode, double atol);
 /* One absolute tolerance per state: a [n] view (copied). */
@@ -109,8 +112,21 @@ OT_API int ot_ode_set_t0(ot_ode *ode, double t0);
 OT_API int ot_ode_set_first_step(ot_ode *ode, double h0);
 /* Largest step size; 0 means no limit. */
 OT_API int ot_ode_set_max_step(ot_ode *ode, double hmax);
-/* Max internal steps between outputs (> 0). */
+/* The step limit (> 0): steps per output interval in ot_solve_dense and
+ * ot_solve_fwd_sens, steps in all in ot_solve; a lane that needs more fails
+ * alone with a message. Default 100,000 (CVODE's own 500 stops the standard
+ * stiff problems on sparse output grids). */
 OT_API int ot_ode_set_max_steps(ot_ode *ode, int64_t max_steps);
+/* The integrator's highest order: 1 to 5 for OT_BDF, 1 to 12 for OT_ADAMS
+ * (checked when a solve starts); 0 (the default) is the method's own
+ * maximum. A lower BDF order (2) is more stable on stiff oscillatory
+ * problems. @return OT_OK, OT_ERR_ARG (ode NULL) or OT_ERR_VALUE. */
+OT_API int ot_ode_set_max_order(ot_ode *ode, int max_order);
+/* CVODE's BDF stability limit detection (off by default; OT_BDF only: a
+ * solve with OT_ADAMS and this on is refused): lowers the order when a step
+ * of order >= 3 nears its stability limit, for problems with eigenvalues
+ * near the imaginary axis. @return OT_OK or OT_ERR_ARG (ode NULL). */
+OT_API int ot_ode_set_stability_limit_detection(ot_ode *ode, int on);
 /* Worker threads for OT_LANES, and for OT_LOCKSTEP on the CPU when it runs
  * in blocks (ot_ode_set_lockstep_block); 0 means one per online core. */
 OT_API int ot_ode_set_threads(ot_ode *ode, int threads);

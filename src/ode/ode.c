@@ -31,7 +31,7 @@ int ot_ode_new(ot_ode **out, int64_t nstates, int64_t nparams, ot_rhs_fn rhs, vo
     o->out_dtype = OT_F64;
     o->rtol = 1e-6;
     o->atol = 1e-8;
-    o->max_steps = 500;
+    o->max_steps = OT__DEFAULT_MAX_STEPS;
     o->device.type = OT_CPU;
     *out = o;
     return OT_OK;
@@ -148,9 +148,44 @@ static int set_nonneg(const ot_ode *ode, const char *fn, const char *what, doubl
     return st;
 }
 
+/* The first state whose absolute tolerance is 0, or -1. */
+static int64_t zero_atol(const ot_ode *ode)
+{
+    if (ode->atol_vec == NULL)
+        return ode->atol == 0 ? 0 : -1;
+    for (int64_t i = 0; i < ode->n; i++)
+        if (ode->atol_vec[i] == 0)
+            return i;
+    return -1;
+}
+
+/* rtol = 0 with atol = 0 gives CVODE a zero error weight: every lane would
+ * fail at its first step ("ewt component equal to zero"). */
+static int refuse_zero_tolerances(const char *what, int64_t state)
+{
+    return ot__fail(OT_ERR_VALUE,
+                    "%s: rtol and atol would both be 0 (for state %lld): the error test "
+                    "needs rtol > 0 or atol > 0 for every state",
+                    what, (long long)state);
+}
+
 int ot_ode_set_rtol(ot_ode *ode, double rtol)
 {
-    return set_nonneg(ode, "ot_ode_set_rtol", "rtol", rtol, ode ? &ode->rtol : NULL);
+    NEED_ODE("ot_ode_set_rtol");
+    int st = check_nonneg("rtol", rtol);
+    if (st != OT_OK)
+        return st;
+    /* A relative tolerance of 1 allows 100 % error: no result at all. */
+    if (!(rtol < 1))
+        return ot__fail(OT_ERR_VALUE,
+                        "rtol: %g; must be < 1 (rtol 1 allows an error as large as the "
+                        "value itself)",
+                        rtol);
+    const int64_t z = zero_atol(ode);
+    if (rtol == 0 && z >= 0)
+        return refuse_zero_tolerances("rtol", z);
+    ode->rtol = rtol;
+    return OT_OK;
 }
 
 int ot_ode_set_atol(ot_ode *ode, double atol)
@@ -159,6 +194,8 @@ int ot_ode_set_atol(ot_ode *ode, double atol)
     int st = check_nonneg("atol", atol);
     if (st != OT_OK)
         return st;
+    if (atol == 0 && ode->rtol == 0)
+        return refuse_zero_tolerances("atol", 0);
     ode->atol = atol;
     free(ode->atol_vec);
     ode->atol_vec = NULL;
@@ -186,6 +223,10 @@ int ot_ode_set_atol_vector(ot_ode *ode, ot_view atol)
             return ot__fail(OT_ERR_VALUE,
                             "atol: atol[%lld] is %g; must be finite and >= 0",
                             (long long)i, bad);
+        }
+        if (v[i] == 0 && ode->rtol == 0) {
+            free(v);
+            return refuse_zero_tolerances("atol", i);
         }
     }
     free(ode->atol_vec);
@@ -221,7 +262,25 @@ int ot_ode_set_max_steps(ot_ode *ode, int64_t max_steps)
         return ot__fail(OT_ERR_VALUE, "max_steps: %lld; must be >= 1",
                         (long long)max_steps);
     ode->max_steps = max_steps;
-    ode->max_steps_set = 1;
+    return OT_OK;
+}
+
+int ot_ode_set_max_order(ot_ode *ode, int max_order)
+{
+    NEED_ODE("ot_ode_set_max_order");
+    if (max_order < 0 || max_order > 12)
+        return ot__fail(OT_ERR_VALUE,
+                        "max_order: %d; must be 1 to 5 for OT_BDF, 1 to 12 for OT_ADAMS, "
+                        "or 0 for the method's own maximum",
+                        max_order);
+    ode->max_order = max_order;
+    return OT_OK;
+}
+
+int ot_ode_set_stability_limit_detection(ot_ode *ode, int on)
+{
+    NEED_ODE("ot_ode_set_stability_limit_detection");
+    ode->stab_limit = on != 0;
     return OT_OK;
 }
 

@@ -7,7 +7,13 @@
 
 /* sizeof(struct ot_ode) on 64-bit targets; ode_info.c checks it so that a
  * new field is not forgotten in the options fingerprint. */
-#define OT__ODE_STRUCT_SIZE 208
+#define OT__ODE_STRUCT_SIZE 216
+
+/* The default step limit: per output interval in dense and sensitivity
+ * solves, in all for every-step solves (ot_solve). CVODE's own 500 stops
+ * the standard stiff problems on sparse output grids (Robertson with outputs
+ * at 1e4 and 1e5 at rtol 1e-6). */
+#define OT__DEFAULT_MAX_STEPS 100000
 
 struct ot_ode {
     int64_t n, np, nout, nroots;
@@ -24,7 +30,8 @@ struct ot_ode {
     double *atol_vec; /* [n] or NULL: owned */
     int64_t max_steps;
     int64_t lockstep_block; /* 0: the whole batch */
-    int max_steps_set;
+    int max_order;          /* 0: the method's own (BDF 5, Adams 12) */
+    int stab_limit;         /* BDF stability limit detection on/off */
     ot_device device;
     int outputs_on_device;
 };

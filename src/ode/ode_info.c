@@ -33,7 +33,6 @@ static uint64_t fingerprint(const struct ot_ode *o)
                             o->mode,
                             o->out_dtype,
                             o->max_steps,
-                            o->max_steps_set,
                             o->jac != NULL,
                             o->init != NULL,
                             o->out != NULL,
@@ -41,7 +40,9 @@ static uint64_t fingerprint(const struct ot_ode *o)
                             o->device.type,
                             o->device.id,
                             o->outputs_on_device,
-                            o->lockstep_block};
+                            o->lockstep_block,
+                            o->max_order,
+                            o->stab_limit};
     const double dbl[] = {o->rtol, o->atol,      o->t0,       o->h0,
                           o->hmax, o->sens_rtol, o->sens_atol};
     uint64_t h = fnv(UINT64_C(0xcbf29ce484222325), ints, sizeof ints);

@@ -59,6 +59,10 @@ int ot__cv_options(void *cv, const ot__plan *pl, void *user, ot__cb *cb)
         f = CVodeSetInitStep(cv, ode->h0);
     if (!f && ode->hmax > 0)
         f = CVodeSetMaxStep(cv, ode->hmax);
+    if (!f && ode->max_order > 0)
+        f = CVodeSetMaxOrd(cv, ode->max_order);
+    if (!f && ode->stab_limit)
+        f = CVodeSetStabLimDet(cv, SUNTRUE);
     return f;
 }
 

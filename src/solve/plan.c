@@ -149,6 +149,13 @@ int ot__plan_make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
                         (long long)ode->np);
     if (kind == OT__SENS && ode->np == 0)
         return ot__fail(OT_ERR_ARG, "params: sensitivities need nparams >= 1");
+    /* Checked here, not when set: the method may be set after them. */
+    if (ode->method == OT_BDF && ode->max_order > 5)
+        return ot__fail(OT_ERR_VALUE, "max_order: %d; OT_BDF allows 1 to 5",
+                        ode->max_order);
+    if (ode->method != OT_BDF && ode->stab_limit)
+        return ot__fail(OT_ERR_ARG, "stability_limit_detection: only OT_BDF has it; "
+                                    "turn it off for OT_ADAMS");
 
     /* nbatch: the lane count of whichever input has more than one lane;
      * ot_view_check_lanes then names the one that disagrees. */
@@ -201,7 +208,7 @@ int ot__plan_make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
                             "final_time: %g; must be finite and after t0 = %g", t_final,
                             pl->t0);
         pl->t_final = t_final;
-        pl->step_limit = ode->max_steps_set ? ode->max_steps : 100000;
+        pl->step_limit = ode->max_steps;
         return OT_OK;
     }
     return check_times(pl, t_eval);

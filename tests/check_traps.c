@@ -1,0 +1,205 @@
+/* Issue 13's traps: inputs on which the library once returned a wrong number
+ * with status OK, or crashed. Each test failed before its fix. */
+#include <complex.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "solve_common.h"
+#include "suites.h"
+
+/* ---- Tolerances ------------------------------------------------------------ */
+
+START_TEST(zero_rtol_with_zero_atol_is_refused_when_set)
+{
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 2, 1, st_decay_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_atol(ode, 0), OT_OK, NULL); /* rtol 1e-6 still */
+    ck_assert_status(ot_ode_set_rtol(ode, 0), OT_ERR_VALUE,
+                     "rtol and atol would both be 0");
+    ck_assert_status(ot_ode_set_atol(ode, 1e-9), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_rtol(ode, 0), OT_OK, NULL); /* pure absolute control */
+    ck_assert_status(ot_ode_set_atol(ode, 0), OT_ERR_VALUE, "for state 0");
+    const double atol[2] = {1e-9, 0};
+    ck_assert_status(ot_ode_set_atol_vector(ode, st_vec(atol, 2)), OT_ERR_VALUE,
+                     "for state 1");
+    ot_ode_free(ode);
+}
+END_TEST
+
+START_TEST(a_relative_tolerance_of_one_or_more_is_refused)
+{
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 2, 1, st_decay_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_rtol(ode, 1e300), OT_ERR_VALUE, "must be < 1");
+    ck_assert_status(ot_ode_set_rtol(ode, 1.0), OT_ERR_VALUE, "must be < 1");
+    ck_assert_status(ot_ode_set_rtol(ode, 0.5), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_atol(ode, 1e300), OT_OK, NULL); /* states' own units */
+    ot_ode_free(ode);
+}
+END_TEST
+
+/* ---- Defaults ---------------------------------------------------------------- */
+
+/* Robertson with default options and outputs only at 1e5 and 1e7: CVODE's
+ * own 500 steps per interval stopped it at t = 2e4; the default now runs it,
+ * and it agrees with a tight solve. */
+START_TEST(robertson_on_a_sparse_grid_runs_with_default_options)
+{
+    static const double k[3] = {0.04, 1e4, 3e7}, y0[3] = {1, 0, 0};
+    const double t[2] = {1e5, 1e7};
+    for (int mode = OT_LANES; mode <= OT_LOCKSTEP; mode++) {
+        ot_ode *ode = NULL;
+        ck_assert_status(ot_ode_new(&ode, 3, 3, st_rober_rhs, NULL), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_mode(ode, (ot_mode)mode), OT_OK, NULL);
+        ot_solution *s = NULL, *fine = NULL;
+        ck_assert_status(
+            ot_solve_dense(ode, st_vec(y0, 3), st_vec(k, 3), st_vec(t, 2), &s), OT_OK,
+            NULL);
+        ot_lane_stats ls;
+        ck_assert_status(ot_solution_lane_stats(s, 0, &ls), OT_OK, NULL);
+        ck_assert_int_gt(ls.steps, 500); /* more than CVODE's default allowed */
+        /* The reference: a tight solve through one more output time. */
+        const double tr[3] = {4e3, 1e5, 1e7};
+        ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_atol(ode, 1e-14), OT_OK, NULL);
+        ck_assert_status(
+            ot_solve_dense(ode, st_vec(y0, 3), st_vec(k, 3), st_vec(tr, 3), &fine), OT_OK,
+            NULL);
+        for (int i = 0; i < 2; i++)
+            for (int r = 0; r < 3; r++) {
+                const double ref = st_y(fine, r, i + 1, 0), got = st_y(s, r, i, 0);
+                ck_assert_msg(fabs(got - ref) <= 1e-4 * fabs(ref) + 1e-7,
+                              "mode %d y%d(%g) = %.9g, reference %.9g", mode, r, t[i],
+                              got, ref);
+            }
+        ot_solution_free(s);
+        ot_solution_free(fine);
+        ot_ode_free(ode);
+    }
+}
+END_TEST
+
+/* ---- Stiff oscillation: max order and stability limit detection ---------- */
+
+/* y1' = -a y1 - w y2 + cos t, y2' = w y1 - a y2 (a = 10, w = 1000): eigenvalues
+ * -10 +- 1000 i near the imaginary axis, a slow forcing. */
+static int osc_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
+{
+    (void)u;
+    for (int64_t b = 0; b < ST_LANES(y); b++) {
+        const double *Y = ot_view_col_f64(y, b, 0), *P = ot_view_col_f64(p, b, 0);
+        double *F = ot_view_mut_col_f64(f, b, 0);
+        F[0] = -P[0] * Y[0] - P[1] * Y[1] + cos(t);
+        F[1] = P[1] * Y[0] - P[0] * Y[1];
+    }
+    return 0;
+}
+
+/* The exact solution from y(0) = (1, 0): the forced response Re(M e^{it}),
+ * M = (iI - A)^{-1} e1, plus the decaying rotation of y(0) - Re(M). */
+static void osc_exact(double a, double w, double t, double *y)
+{
+    const double complex det = (I + a) * (I + a) + w * w;
+    const double complex m0 = (I + a) / det, m1 = w / det, e = cexp(I * t);
+    const double h0 = 1 - creal(m0), h1 = -creal(m1), d = exp(-a * t);
+    y[0] = creal(m0 * e) + d * (cos(w * t) * h0 - sin(w * t) * h1);
+    y[1] = creal(m1 * e) + d * (sin(w * t) * h0 + cos(w * t) * h1);
+}
+
+/* BDF of order 3 to 5 is unstable near the imaginary axis: with defaults
+ * CVODE keeps cutting its steps and runs out of a 10,000-step budget per
+ * output interval; BDF stability limit detection lowers the order instead
+ * and finishes with a fraction of the steps (6,843 against 135,496 on a
+ * finer grid), on the exact solution. Both modes. */
+START_TEST(stiff_oscillation_needs_the_stability_options)
+{
+    const double p[2] = {10, 1000}, y0[2] = {1, 0};
+    double t[12] = {0, 1}; /* then 10, 20, .. 100 */
+    for (int i = 2; i < 12; i++)
+        t[i] = 10.0 * (i - 1);
+    for (int cfg = 0; cfg < 2; cfg++) {
+        ot_ode *ode = NULL;
+        ck_assert_status(ot_ode_new(&ode, 2, 2, osc_rhs, NULL), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_mode(ode, _i ? OT_LOCKSTEP : OT_LANES), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_rtol(ode, 1e-4), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_atol(ode, 1e-6), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_max_steps(ode, 10000), OT_OK, NULL);
+        if (cfg == 1)
+            ck_assert_status(ot_ode_set_stability_limit_detection(ode, 1), OT_OK, NULL);
+        ot_solution *s = NULL;
+        const int st =
+            ot_solve_dense(ode, st_vec(y0, 2), st_vec(p, 2), st_vec(t, 12), &s);
+        if (cfg == 0) {
+            ck_assert_status(st, OT_ERR_LANES_FAILED, NULL);
+            ck_assert_msg(strstr(ot_solution_lane_message(s, 0), "mxstep"), "%s",
+                          ot_solution_lane_message(s, 0));
+        } else {
+            ck_assert_status(st, OT_OK, NULL);
+            for (int i = 0; i < 12; i++) {
+                double ex[2];
+                osc_exact(p[0], p[1], t[i], ex);
+                for (int r = 0; r < 2; r++)
+                    ck_assert_msg(fabs(st_y(s, r, i, 0) - ex[r]) < 1e-4,
+                                  "cfg %d y%d(%g) = %g, exact %g", cfg, r, t[i],
+                                  st_y(s, r, i, 0), ex[r]);
+            }
+        }
+        ot_solution_free(s);
+        ot_ode_free(ode);
+    }
+}
+END_TEST
+
+START_TEST(max_order_and_stability_detection_are_checked_against_the_method)
+{
+    ot_ode *ode = NULL;
+    const double p[2] = {10, 1000}, y0[2] = {1, 0}, t[2] = {0, 1};
+    ck_assert_status(ot_ode_new(&ode, 2, 2, osc_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_max_order(ode, 13), OT_ERR_VALUE, "1 to 12 for OT_ADAMS");
+    ck_assert_status(ot_ode_set_max_order(ode, -1), OT_ERR_VALUE, "max_order");
+    ck_assert_status(ot_ode_set_max_order(ode, 7), OT_OK, NULL); /* fine for Adams */
+    ot_solution *s = NULL;
+    ck_assert_status(ot_solve_dense(ode, st_vec(y0, 2), st_vec(p, 2), st_vec(t, 2), &s),
+                     OT_ERR_VALUE, "OT_BDF allows 1 to 5");
+    /* Order 1 (backward Euler) needs far more steps than order 5 for the
+     * same tolerance: the option reaches CVODE. */
+    const double k[2] = {1.0, 0}, d0[2] = {1, 1}, td[2] = {0, 5};
+    ot_ode *dec = NULL;
+    ck_assert_status(ot_ode_new(&dec, 2, 1, st_decay_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_rtol(dec, 1e-8), OT_OK, NULL);
+    int64_t steps[2];
+    for (int q = 0; q < 2; q++) {
+        ck_assert_status(ot_ode_set_max_order(dec, q ? 1 : 0), OT_OK, NULL);
+        ck_assert_status(
+            ot_solve_dense(dec, st_vec(d0, 2), st_vec(k, 1), st_vec(td, 2), &s), OT_OK,
+            NULL);
+        ot_lane_stats ls;
+        ck_assert_status(ot_solution_lane_stats(s, 0, &ls), OT_OK, NULL);
+        steps[q] = ls.steps;
+        ck_assert_double_eq_tol(st_y(s, 0, 1, 0), exp(-5.0), 1e-5);
+        ot_solution_free(s);
+    }
+    ck_assert_msg(steps[1] > 20 * steps[0], "order 1: %lld steps, default %lld",
+                  (long long)steps[1], (long long)steps[0]);
+    ot_ode_free(dec);
+    ck_assert_status(ot_ode_set_method(ode, OT_ADAMS), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_stability_limit_detection(ode, 1), OT_OK, NULL);
+    ck_assert_status(ot_solve_dense(ode, st_vec(y0, 2), st_vec(p, 2), st_vec(t, 2), &s),
+                     OT_ERR_ARG, "only OT_BDF");
+    ot_ode_free(ode);
+}
+END_TEST
+
+Suite *traps_suite(void)
+{
+    Suite *s = suite_create("traps");
+    TCase *tc = ot_test_tcase(s, "tolerances_and_defaults", 60);
+    tcase_add_test(tc, zero_rtol_with_zero_atol_is_refused_when_set);
+    tcase_add_test(tc, a_relative_tolerance_of_one_or_more_is_refused);
+    tcase_add_test(tc, robertson_on_a_sparse_grid_runs_with_default_options);
+    tc = ot_test_tcase(s, "stiff_oscillation", 60);
+    tcase_add_loop_test(tc, stiff_oscillation_needs_the_stability_options, 0, 2);
+    tcase_add_test(tc, max_order_and_stability_detection_are_checked_against_the_method);
+    return s;
+}
