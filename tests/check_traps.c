@@ -191,6 +191,56 @@ START_TEST(max_order_and_stability_detection_are_checked_against_the_method)
 }
 END_TEST
 
+/* ---- Time resolution ----------------------------------------------------------- */
+
+/* y' = -y from a large t0: near 1e15 doubles are 0.125 apart, so CVODE's
+ * step times round away (it only warns "t + h = t") and the answer drifts:
+ * y(t0 + 1) came back 1.03e-5 (exact 0.368) with status OK; from t0 = 1.7e15
+ * (microseconds since 1970) over 10 units, 1.5 % off. Now such a lane fails
+ * and says to shift time; shifted, the same problem is right. Every mode. */
+static int neg_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
+{
+    (void)t, (void)p, (void)u;
+    for (int64_t b = 0; b < ST_LANES(y); b++)
+        ot_view_mut_col_f64(f, b, 0)[0] = -ot_view_col_f64(y, b, 0)[0];
+    return 0;
+}
+
+START_TEST(a_large_t0_fails_the_lane_instead_of_drifting)
+{
+    const int mode = _i & 1, steps = _i >> 1;
+    static const double y0[2] = {1, 1};
+    const double cases[2][2] = {{1e15, 1}, {1.7e15, 10}};
+    for (int c = 0; c < 3; c++) {
+        const double t0 = c < 2 ? cases[c][0] : 0, dt = c < 2 ? cases[c][1] : 10;
+        ot_ode *ode = NULL;
+        ck_assert_status(ot_ode_new(&ode, 1, 0, neg_rhs, NULL), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_mode(ode, mode ? OT_LOCKSTEP : OT_LANES), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_rtol(ode, 1e-8), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_t0(ode, t0), OT_OK, NULL);
+        const double t[2] = {t0, t0 + dt};
+        ot_solution *s = NULL;
+        const int st = steps ? ot_solve(ode, st_mat(y0, 1, 2), ot_view_absent(), t[1], &s)
+                             : ot_solve_dense(ode, st_mat(y0, 1, 2), ot_view_absent(),
+                                              st_vec(t, 2), &s);
+        if (c < 2) { /* both lanes fail, whatever they reached is not OK */
+            ck_assert_status(st, OT_ERR_LANES_FAILED, NULL);
+            for (int b = 0; b < 2; b++) {
+                ck_assert_int_eq(ot_solution_lane_status(s, b), OT_ERR_SOLVER);
+                ck_assert_msg(strstr(ot_solution_lane_message(s, b), "Shift time"), "%s",
+                              ot_solution_lane_message(s, b));
+            }
+        } else { /* the same problem in shifted time */
+            ck_assert_status(st, OT_OK, NULL);
+            const int64_t last = ot_solution_lane_count(s, 1) - 1;
+            ck_assert_double_eq_tol(st_y(s, 0, last, 1), exp(-10.0), 2e-8); /* atol 1e-8 */
+        }
+        ot_solution_free(s);
+        ot_ode_free(ode);
+    }
+}
+END_TEST
+
 Suite *traps_suite(void)
 {
     Suite *s = suite_create("traps");
@@ -201,5 +251,7 @@ Suite *traps_suite(void)
     tc = ot_test_tcase(s, "stiff_oscillation", 60);
     tcase_add_loop_test(tc, stiff_oscillation_needs_the_stability_options, 0, 2);
     tcase_add_test(tc, max_order_and_stability_detection_are_checked_against_the_method);
+    tc = ot_test_tcase(s, "time_resolution", 60);
+    tcase_add_loop_test(tc, a_large_t0_fails_the_lane_instead_of_drifting, 0, 4);
     return s;
 }

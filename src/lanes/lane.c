@@ -197,7 +197,7 @@ static void solve_dense(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
                 N_VSetArrayPointer(w->yS0 + j * w->n, w->yS[j]);
         } else {
             N_VSetArrayPointer(dst, w->y);
-            flag = ot__cv_advance(w->cv, tout, w->y, &tret, pl->ode->max_steps,
+            flag = ot__cv_advance(w->cv, tout, w->y, &tret, pl->ode->max_steps, pl->ode->rtol,
                                   w->cb.cv_msg, sizeof w->cb.cv_msg);
             if (flag >= 0 && pl->kind == OT__SENS) {
                 for (int64_t j = 0; j < pl->np; j++)
@@ -291,6 +291,9 @@ static void solve_steps(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
             break;
         }
         int flag = CVode(w->cv, pl->t_final, w->y, &t, CV_ONE_STEP);
+        if (flag >= 0 && ot__cv_time_check(w->cv, pl->ode->rtol, w->cb.cv_msg,
+                                           sizeof w->cb.cv_msg) < 0)
+            flag = OT__CV_TIME_RESOLUTION;
         if (flag < 0) {
             char msg[320];
             snprintf(msg, sizeof msg, "CVODE stopped at t = %g: %s", t, w->cb.cv_msg);

@@ -163,6 +163,7 @@ static void solve_dense(ot__lockstep *L, ot_solution *sol)
             double tret = pl->t0;
             int flag;
             while ((flag = ot__cv_advance(L->cv, tout, L->yout, &tret, pl->ode->max_steps,
+                                          pl->ode->rtol,
                                           L->cb.cv_msg, sizeof L->cb.cv_msg)) ==
                    CV_ROOT_RETURN) {
                 take_roots(L, sol, tret, i);
@@ -233,7 +234,10 @@ static void solve_steps(ot__lockstep *L, const ot__sink *sk)
             fail_batch(L, sol, OT_ERR_SOLVER, t, L->cb.cv_msg);
             break;
         }
-        const int flag = CVode(L->cv, pl->t_final, L->yout, &t, CV_ONE_STEP);
+        int flag = CVode(L->cv, pl->t_final, L->yout, &t, CV_ONE_STEP);
+        if (flag >= 0 && ot__cv_time_check(L->cv, pl->ode->rtol, L->cb.cv_msg,
+                                           sizeof L->cb.cv_msg) < 0)
+            flag = OT__CV_TIME_RESOLUTION;
         if (flag < 0) {
             fail_batch(L, sol, OT_ERR_SOLVER, t, L->cb.cv_msg);
             break;
