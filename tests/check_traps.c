@@ -8,6 +8,8 @@
 #include "solve_common.h"
 #include "suites.h"
 
+#include "core/test_hooks.h"
+
 /* ---- Tolerances ------------------------------------------------------------ */
 
 START_TEST(zero_rtol_with_zero_atol_is_refused_when_set)
@@ -215,7 +217,8 @@ START_TEST(a_large_t0_fails_the_lane_instead_of_drifting)
         const double t0 = c < 2 ? cases[c][0] : 0, dt = c < 2 ? cases[c][1] : 10;
         ot_ode *ode = NULL;
         ck_assert_status(ot_ode_new(&ode, 1, 0, neg_rhs, NULL), OT_OK, NULL);
-        ck_assert_status(ot_ode_set_mode(ode, mode ? OT_LOCKSTEP : OT_LANES), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_mode(ode, mode ? OT_LOCKSTEP : OT_LANES), OT_OK,
+                         NULL);
         ck_assert_status(ot_ode_set_rtol(ode, 1e-8), OT_OK, NULL);
         ck_assert_status(ot_ode_set_t0(ode, t0), OT_OK, NULL);
         const double t[2] = {t0, t0 + dt};
@@ -233,11 +236,98 @@ START_TEST(a_large_t0_fails_the_lane_instead_of_drifting)
         } else { /* the same problem in shifted time */
             ck_assert_status(st, OT_OK, NULL);
             const int64_t last = ot_solution_lane_count(s, 1) - 1;
-            ck_assert_double_eq_tol(st_y(s, 0, last, 1), exp(-10.0), 2e-8); /* atol 1e-8 */
+            ck_assert_double_eq_tol(st_y(s, 0, last, 1), exp(-10.0),
+                                    2e-8); /* atol 1e-8 */
         }
         ot_solution_free(s);
         ot_ode_free(ode);
     }
+}
+END_TEST
+
+/* ---- Every-step outputs: a runaway lane ---------------------------------------- */
+
+/* 700 lanes of st_decay (y = e^{-k t}, e^{-2 k t}) with Adams; lane 350 has
+ * k = 1e4 (stiff for Adams: thousands of stability-bound steps). Outputs
+ * [2, nt_max, 700] padded to its length once needed more than the memory
+ * limit and the call returned OT_ERR_NOMEM after solving, losing every lane.
+ * Now that lane alone fails and keeps its first steps. _i = 0: it finishes
+ * (18,000-odd steps) under a 64 MiB limit; _i = 1: it runs into the step
+ * limit (100,000: 1.7 GB padded) under 1 GiB, with t_final 10. */
+START_TEST(a_runaway_lane_fails_alone_in_every_step_output)
+{
+    enum { NB = 700, RUN = 350 };
+    static double k[NB];
+    for (int b = 0; b < NB; b++)
+        k[b] = b == RUN ? 1e4 : 1.0 + b * 1e-3;
+    const double y0[2] = {1, 1}, t_final = _i ? 10.0 : 1.0;
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 2, 1, st_decay_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_method(ode, OT_ADAMS), OT_OK, NULL);
+    ot__size_set_limit(_i ? UINT64_C(1) << 30 : UINT64_C(64) << 20);
+    ot_solution *s = NULL;
+    const int st = ot_solve(ode, st_vec(y0, 2), st_mat(k, 1, NB), t_final, &s);
+    ot__size_set_limit(0);
+    ck_assert_status(st, OT_ERR_LANES_FAILED, "1 of 700 lanes failed; lane 350");
+    ck_assert_int_eq(ot_solution_lane_status(s, RUN), _i ? OT_ERR_SOLVER : OT_ERR_NOMEM);
+    ck_assert_msg(
+        strstr(ot_solution_lane_message(s, RUN), _i ? "max_steps" : "kept its first"),
+        "%s", ot_solution_lane_message(s, RUN));
+    ot_lane_stats ls;
+    ck_assert_status(ot_solution_lane_stats(s, RUN, &ls), OT_OK, NULL);
+    const int64_t nt = ot_tensor_layout(ot_solution_ys(s))->shape[1];
+    ck_assert_int_eq(ot_solution_lane_count(s, RUN), nt);
+    ck_assert_int_lt(nt, ls.steps); /* cut */
+    ck_assert_double_eq(ls.final_time, st_at(ot_solution_ts(s), nt - 1, RUN, 0));
+    for (int b = 0; b < NB; b += 7) {
+        if (b == RUN)
+            continue;
+        const int64_t c = ot_solution_lane_count(s, b);
+        ck_assert_int_eq(ot_solution_lane_status(s, b), OT_OK);
+        ck_assert_double_eq(st_at(ot_solution_ts(s), c - 1, b, 0), t_final);
+        ck_assert_double_eq_tol(st_y(s, 1, c - 1, b), exp(-2 * k[b] * t_final), 1e-6);
+    }
+    ot_solution_free(s);
+    ot_ode_free(ode);
+}
+END_TEST
+
+/* ---- f32 outputs -------------------------------------------------------------- */
+
+/* y' = y from 1e30 passes FLT_MAX (3.4e38) at t = 19.6: those f32 outputs are
+ * inf. The lane said OK; now it fails (OT_ERR_VALUE) and keeps the values.
+ * The lane that stays in range is untouched. Both modes, dense and steps. */
+static int grow_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
+{
+    (void)t, (void)u;
+    for (int64_t b = 0; b < ST_LANES(y); b++)
+        ot_view_mut_col_f64(f, b, 0)[0] =
+            ot_view_col_f64(p, b, 0)[0] * ot_view_col_f64(y, b, 0)[0];
+    return 0;
+}
+
+START_TEST(f32_outputs_beyond_float_range_fail_the_lane)
+{
+    const int lock = _i & 1, steps = _i >> 1;
+    const double y0 = 1e30, rate[2] = {1.0, 0.1}, t[3] = {0, 10, 25};
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 1, 1, grow_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_mode(ode, lock ? OT_LOCKSTEP : OT_LANES), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_output_dtype(ode, OT_F32), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_atol(ode, 1e20), OT_OK, NULL);
+    ot_solution *s = NULL;
+    const int st =
+        steps ? ot_solve(ode, st_vec(&y0, 1), st_mat(rate, 1, 2), 25.0, &s)
+              : ot_solve_dense(ode, st_vec(&y0, 1), st_mat(rate, 1, 2), st_vec(t, 3), &s);
+    ck_assert_status(st, OT_ERR_LANES_FAILED, "became inf");
+    ck_assert_int_eq(ot_solution_lane_status(s, 0), OT_ERR_VALUE);
+    ck_assert_int_eq(ot_solution_lane_status(s, 1), OT_OK);
+    const int64_t last = ot_solution_lane_count(s, 0) - 1;
+    ck_assert(isinf(st_y(s, 0, last, 0)));
+    ck_assert_double_eq_tol(st_y(s, 0, ot_solution_lane_count(s, 1) - 1, 1) / 1e30,
+                            exp(2.5), 1e-3);
+    ot_solution_free(s);
+    ot_ode_free(ode);
 }
 END_TEST
 
@@ -253,5 +343,8 @@ Suite *traps_suite(void)
     tcase_add_test(tc, max_order_and_stability_detection_are_checked_against_the_method);
     tc = ot_test_tcase(s, "time_resolution", 60);
     tcase_add_loop_test(tc, a_large_t0_fails_the_lane_instead_of_drifting, 0, 4);
+    tc = ot_test_tcase(s, "outputs", 60);
+    tcase_add_loop_test(tc, a_runaway_lane_fails_alone_in_every_step_output, 0, 2);
+    tcase_add_loop_test(tc, f32_outputs_beyond_float_range_fail_the_lane, 0, 4);
     return s;
 }

@@ -88,7 +88,11 @@ OT_API ot_tensor *ot_solution_take_ys(ot_solution *sol);
 OT_API ot_tensor *ot_solution_take_sens(ot_solution *sol, int64_t j);
 
 /* Lane b's status: OT_OK, OT_ERR_CALLBACK (a callback returned < 0 or wrote
- * NaN/Inf), OT_ERR_SOLVER (CVODE gave up); OT_ERR_ARG for b out of range. */
+ * NaN/Inf), OT_ERR_SOLVER (CVODE gave up, or t was too coarse for the steps:
+ * shift time), OT_ERR_VALUE (a value beyond f32's range in f32 outputs; the
+ * inf stays), OT_ERR_NOMEM (ot_solve: the lane recorded so many steps that
+ * the padded outputs would not fit in memory; it keeps its first ones);
+ * OT_ERR_ARG for b out of range. */
 OT_API int ot_solution_lane_status(const ot_solution *sol, int64_t b);
 /* Lane b's message ("" when it succeeded); valid while sol lives. */
 OT_API const char *ot_solution_lane_message(const ot_solution *sol, int64_t b);

@@ -197,8 +197,8 @@ static void solve_dense(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
                 N_VSetArrayPointer(w->yS0 + j * w->n, w->yS[j]);
         } else {
             N_VSetArrayPointer(dst, w->y);
-            flag = ot__cv_advance(w->cv, tout, w->y, &tret, pl->ode->max_steps, pl->ode->rtol,
-                                  w->cb.cv_msg, sizeof w->cb.cv_msg);
+            flag = ot__cv_advance(w->cv, tout, w->y, &tret, pl->ode->max_steps,
+                                  pl->ode->rtol, w->cb.cv_msg, sizeof w->cb.cv_msg);
             if (flag >= 0 && pl->kind == OT__SENS) {
                 for (int64_t j = 0; j < pl->np; j++)
                     N_VSetArrayPointer(w->sens_scratch + j * w->n, w->yS[j]);

@@ -163,9 +163,8 @@ static void solve_dense(ot__lockstep *L, ot_solution *sol)
             double tret = pl->t0;
             int flag;
             while ((flag = ot__cv_advance(L->cv, tout, L->yout, &tret, pl->ode->max_steps,
-                                          pl->ode->rtol,
-                                          L->cb.cv_msg, sizeof L->cb.cv_msg)) ==
-                   CV_ROOT_RETURN) {
+                                          pl->ode->rtol, L->cb.cv_msg,
+                                          sizeof L->cb.cv_msg)) == CV_ROOT_RETURN) {
                 take_roots(L, sol, tret, i);
                 if (all_stopped(L))
                     break;

@@ -2,11 +2,15 @@
  * (plan.c, which also picks the solver), allocate the outputs once where the
  * solver keeps them, run the solver, then finish: NaN padding, the steps
  * gathered into tensors, the call's status. Solvers only run. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
 #include "solve/solve.h"
+#include "solve/size_limits.h"
 #include "solve/solve_api.h"
 #include "tensor/tensor_impl.h"
 
@@ -39,6 +43,80 @@ static int pad_outputs(const ot__plan *pl, ot_solution *sol)
         return pl->solver->pad_device_outputs(pl, sol);
     ot__out_pad_host(sol->ys, sol->sens, sol->nsens, sol->count, pl->rows, pl->nbatch);
     return OT_OK;
+}
+
+/* f32 outputs: a finite value beyond FLT_MAX became inf in the conversion.
+ * A lane that holds one fails (its values stay), since inf in an output
+ * cannot come from a successful lane otherwise (callbacks' Inf is refused). */
+static void flag_f32_overflow(const ot__plan *pl, ot_solution *sol)
+{
+    if (pl->ode->out_dtype != OT_F32 || ot_tensor_layout(sol->ys)->device.type != OT_CPU)
+        return;
+    for (int64_t b = 0; b < pl->nbatch; b++)
+        for (int64_t j = -1; sol->status[b] == OT_OK && j < sol->nsens; j++) {
+            const ot_tensor *t = j < 0 ? sol->ys : sol->sens[j];
+            for (int64_t i = 0; i < sol->count[b]; i++) {
+                const float *v = ot__out_column(t, i, b);
+                int64_t r = 0;
+                while (r < pl->rows && !isinf(v[r]))
+                    r++;
+                if (r == pl->rows)
+                    continue;
+                char msg[200];
+                snprintf(msg, sizeof msg,
+                         "%s: row %lld at output %lld is beyond f32's range (%g) and "
+                         "became %s; ask for f64 outputs",
+                         j < 0 ? "ys" : "sens", (long long)r, (long long)i, FLT_MAX,
+                         v[r] > 0 ? "inf" : "-inf");
+                ot__solution_fail_lane(sol, b, OT_ERR_VALUE, msg);
+                break;
+            }
+        }
+}
+
+/* ot_solve's outputs are [rows, nt_max, nbatch]: one lane that runs to its
+ * step limit pads every lane to its length (700 two-state lanes need 4.4 MiB;
+ * with one runaway lane at 100,000 steps, 1.1 GB). When ts and ys would not
+ * fit beside the records still held, the lanes with the most steps are cut
+ * to what fits and fail alone (OT_ERR_NOMEM) instead of the whole call. */
+static void cap_runaway_lanes(const ot__plan *pl, ot_solution *sol,
+                              const ot__record *records)
+{
+    const char *what = "";
+    const uint64_t limit = ot__memory_limit(&what);
+    const uint64_t per_step =
+        (uint64_t)pl->nbatch *
+        (sizeof(double) +
+         (uint64_t)pl->rows * ot_dtype_size((ot_dtype)pl->ode->out_dtype));
+    uint64_t held = 0;
+    int64_t nt_max = 1;
+    for (int64_t r = 0; r < (pl->nbatch + pl->block - 1) / pl->block; r++)
+        held +=
+            (uint64_t)records[r].cap * (uint64_t)(records[r].width + 1) * sizeof(double);
+    for (int64_t b = 0; b < pl->nbatch; b++)
+        nt_max = sol->count[b] > nt_max ? sol->count[b] : nt_max;
+    const uint64_t budget = limit > held ? limit - held : 0;
+    if ((uint64_t)nt_max <= budget / per_step)
+        return;
+    const int64_t cap = budget / per_step > 1 ? (int64_t)(budget / per_step) : 1;
+    for (int64_t b = 0; b < pl->nbatch; b++) {
+        if (sol->count[b] <= cap)
+            continue;
+        sol->stats[b].final_time = records[b / pl->block].t[cap - 1];
+        const int64_t had = sol->count[b];
+        sol->count[b] = cap;
+        if (sol->status[b] != OT_OK) /* failed already (its step limit): keeps why */
+            continue;
+        char msg[256];
+        snprintf(
+            msg, sizeof msg,
+            "recorded %lld steps: every lane padded to that many would need %.3g bytes "
+            "for ts and ys, more than the %.3g bytes %s; kept its first %lld steps "
+            "(lower max_steps, or use ot_solve_dense)",
+            (long long)had, (double)per_step * (double)had, (double)budget, what,
+            (long long)cap);
+        ot__solution_fail_lane(sol, b, OT_ERR_NOMEM, msg);
+    }
 }
 
 /* The call's status: OT_OK, or OT_ERR_LANES_FAILED naming the first. */
@@ -76,8 +154,12 @@ static int run_plan(const ot__plan *pl, ot_solution **out)
     if (st == OT_OK && pl->kind != OT__STEPS)
         st = pad_outputs(pl, sol);
     if (st == OT_OK && pl->kind == OT__STEPS)
+        cap_runaway_lanes(pl, sol, sink.records);
+    if (st == OT_OK && pl->kind == OT__STEPS)
         st = ot__out_gather_steps(&sol->ts, &sol->ys, sink.records, pl->block, sol->count,
                                   pl->rows, pl->nbatch, (ot_dtype)pl->ode->out_dtype);
+    if (st == OT_OK)
+        flag_f32_overflow(pl, sol);
     for (int64_t r = 0; sink.records && r < nrec; r++)
         ot__record_free(&sink.records[r]);
     free(sink.records);
