@@ -198,7 +198,8 @@ test-readme: $(STATIC)
 	awk '/^```c$$/{f=1;next} /^```/{f=0} f' README.md > $(B)/readme/example.c
 	$(CC) -std=c11 $(WARN) $(SANFLAGS) -Iinclude -o $(B)/readme/example $(B)/readme/example.c $(STATIC) $(LDLIBS_CORE)
 	$(SAN_ENV) $(B)/readme/example >/dev/null
-	@echo "readme: the C example builds and runs"
+	$(SAN_ENV) $(B)/readme/example lockstep >/dev/null
+	@echo "readme: the C example builds and runs right in both modes"
 
 # Each example checks its own answer (analytic or invariant) in its exit code.
 test-examples: examples

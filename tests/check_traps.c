@@ -10,6 +10,88 @@
 
 #include "core/test_hooks.h"
 
+/* ---- Lockstep callbacks written for one lane ----------------------------------- */
+
+/* Written as if for lanes mode: column 0 only. */
+static int col0_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
+{
+    (void)t, (void)u;
+    ot_view_mut_col_f64(f, 0, 0)[0] =
+        -ot_view_col_f64(p, 0, 0)[0] * ot_view_col_f64(y, 0, 0)[0];
+    return 0;
+}
+
+static int all_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
+{
+    (void)t, (void)u;
+    for (int64_t b = 0; b < ST_LANES(y); b++)
+        ot_view_mut_col_f64(f, b, 0)[0] =
+            -ot_view_col_f64(p, b, 0)[0] * ot_view_col_f64(y, b, 0)[0];
+    return 0;
+}
+
+static int col0_root(double t, ot_view y, ot_view p, ot_view_mut g, void *u)
+{
+    (void)t, (void)p, (void)u;
+    ot_view_mut_col_f64(g, 0, 0)[0] = ot_view_col_f64(y, 0, 0)[0] - 0.5;
+    return 0;
+}
+
+static int col0_out(double t, ot_view y, ot_view p, ot_view_mut o, void *u)
+{
+    (void)t, (void)p, (void)u;
+    ot_view_mut_col_f64(o, 0, 0)[0] = 2 * ot_view_col_f64(y, 0, 0)[0];
+    return 0;
+}
+
+static int col0_init(ot_view p, ot_view_mut y0, void *u)
+{
+    (void)p, (void)u;
+    ot_view_mut_col_f64(y0, 0, 0)[0] = 1.0;
+    return 0;
+}
+
+/* The README's example wrote column 0 only; in OT_LOCKSTEP that returned OK
+ * with lanes 1.. never integrated (lane 49 stayed 1.0 instead of 0.135).
+ * Now each callback kind (_i: rhs, root, out, init) written that way fails
+ * the batch with a message naming lane 1 and the rule. */
+START_TEST(a_lockstep_callback_that_writes_one_column_fails_naming_the_lane)
+{
+    static const char *const names[4] = {
+        "rhs did not write dydt for lane 1", "root did not write g for lane 1",
+        "out did not write o for lane 1", "init did not write y0 for lane 1"};
+    double k[8], y0 = 1.0;
+    const double t[3] = {0, 1, 2};
+    for (int b = 0; b < 8; b++)
+        k[b] = 0.1 * (b + 1);
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 1, 1, _i == 0 ? col0_rhs : all_rhs, NULL), OT_OK,
+                     NULL);
+    ck_assert_status(ot_ode_set_mode(ode, OT_LOCKSTEP), OT_OK, NULL);
+    if (_i == 1)
+        ck_assert_status(ot_ode_set_roots(ode, 1, col0_root), OT_OK, NULL);
+    if (_i == 2)
+        ck_assert_status(ot_ode_set_out(ode, 1, col0_out), OT_OK, NULL);
+    if (_i == 3)
+        ck_assert_status(ot_ode_set_init(ode, col0_init), OT_OK, NULL);
+    ot_solution *s = NULL;
+    ck_assert_status(ot_solve_dense(ode, _i == 3 ? ot_view_absent() : st_vec(&y0, 1),
+                                    st_mat(k, 1, 8), st_vec(t, 3), &s),
+                     OT_ERR_LANES_FAILED, names[_i]);
+    ck_assert_msg(strstr(ot_solution_lane_message(s, 5), "must write every column"), "%s",
+                  ot_solution_lane_message(s, 5));
+    ck_assert_int_eq(ot_solution_lane_status(s, 5), OT_ERR_CALLBACK);
+    ot_solution_free(s);
+    /* The same problem in lanes mode (k = 1: column 0 is every column). */
+    ck_assert_status(ot_ode_set_mode(ode, OT_LANES), OT_OK, NULL);
+    ck_assert_status(ot_solve_dense(ode, _i == 3 ? ot_view_absent() : st_vec(&y0, 1),
+                                    st_mat(k, 1, 8), st_vec(t, 3), &s),
+                     OT_OK, NULL);
+    ot_solution_free(s);
+    ot_ode_free(ode);
+}
+END_TEST
+
 /* ---- Tolerances ------------------------------------------------------------ */
 
 START_TEST(zero_rtol_with_zero_atol_is_refused_when_set)
@@ -334,7 +416,10 @@ END_TEST
 Suite *traps_suite(void)
 {
     Suite *s = suite_create("traps");
-    TCase *tc = ot_test_tcase(s, "tolerances_and_defaults", 60);
+    TCase *tc = ot_test_tcase(s, "lockstep_columns", 60);
+    tcase_add_loop_test(
+        tc, a_lockstep_callback_that_writes_one_column_fails_naming_the_lane, 0, 4);
+    tc = ot_test_tcase(s, "tolerances_and_defaults", 60);
     tcase_add_test(tc, zero_rtol_with_zero_atol_is_refused_when_set);
     tcase_add_test(tc, a_relative_tolerance_of_one_or_more_is_refused);
     tcase_add_test(tc, robertson_on_a_sparse_grid_runs_with_default_options);

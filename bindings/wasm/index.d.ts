@@ -5,16 +5,22 @@
 // i + d0 * (j + d1 * k).
 
 /** Numbers accepted as input; copied into wasm memory as f64 (a Float64Array
- * that already views wasm memory is used in place). Plain arrays must hold
- * numbers only (a string, null or hole throws OT_ERR_DTYPE); BigInt64Array
- * and BigUint64Array are refused. */
-export type NumericArray = Float64Array | Float32Array | ArrayLike<number>;
+ * over a live solution's tensor, `sol.ys.data`, is used in place; one over
+ * a disposed solution's memory is refused). Plain arrays must hold numbers
+ * only (a string, null or hole throws OT_ERR_DTYPE); typed arrays other than
+ * Float64Array and Float32Array (Int8Array, Uint8Array, BigInt64Array, ...)
+ * are refused with OT_ERR_DTYPE. */
+export type NumericArray = Float64Array | Float32Array | number[] | readonly number[];
 
 /** Return value of a callback: nothing (undefined, null) or 0 = ok, > 0 =
  * recoverable (the solver retries with a smaller step), < 0 = stop the lane
  * (lockstep: the batch). Throwing also stops it, and the exception is
  * reported; so does returning NaN or anything else (a TypeError: results are
- * written in place, never returned). */
+ * written in place, never returned), and returning a number that the
+ * callback also wrote into its output (the expression-bodied arrow
+ * `(t, y, p, dydt) => dydt[0] = ...` returns what it assigns; use a block
+ * body). In 'lockstep' mode a callback must write every one of its k
+ * columns: a column left unwritten at its first call fails the batch. */
 export type CallbackResult = number | void;
 
 /**
@@ -54,8 +60,16 @@ export interface SolveOptions {
   firstStep?: number;
   /** Largest step size; 0 (default) means no limit. */
   maxStep?: number;
-  /** Max internal steps between outputs (default 500). */
+  /** Step limit (default 100000): per output interval in solveDense and
+   * solveFwdSens, in all in solve(); a lane that needs more fails alone. */
   maxSteps?: number;
+  /** Highest order: 1-5 for 'bdf', 1-12 for 'adams'; 0 (default) the
+   * method's own. A lower BDF order is more stable on stiff oscillations. */
+  maxOrder?: number;
+  /** 'bdf' only: CVODE's stability limit detection (default false), which
+   * lowers the order near the stability limit (eigenvalues near the
+   * imaginary axis). */
+  stabilityLimitDetection?: boolean;
   /** 'lockstep': solve the lanes in blocks of this many, one lockstep
    * integrator each (in order: wasm here has one thread). Results depend on
    * the block size only; 0 (default): one block of every lane. */

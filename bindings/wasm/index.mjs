@@ -35,7 +35,7 @@ const HEADROOM_FRAMES = 256;
 const METHODS = Object.freeze({ __proto__: null, bdf: 1, adams: 2 });
 const MODES = Object.freeze({ __proto__: null, lanes: 1, lockstep: 2 });
 const OPTIONS = ['rtol', 'atol', 'method', 'mode', 't0', 'firstStep', 'maxSteps', 'maxStep', 'lockstepBlock',
-  'sensRtol', 'sensAtol'];
+  'sensRtol', 'sensAtol', 'maxOrder', 'stabilityLimitDetection'];
 const SPEC_KEYS = ['nstates', 'nparams', 'rhs', 'jac', 'init', 'out', 'nout', 'roots', 'nroots',
   'y0', 'params', 'tEval', 'finalTime', 'options'];
 const STATS = ['steps', 'rhsEvals', 'jacRhsEvals', 'jacEvals', 'linSetups', 'errTestFails',
@@ -59,7 +59,21 @@ export class OdeTensorError extends Error {
 // value must not reach the solution: [module, pointer], made outside any
 // closure scope that holds `this`.
 const finalizer = typeof FinalizationRegistry === 'function'
-  ? new FinalizationRegistry(([m, ptr]) => m._otw_solution_free(ptr)) : null;
+  ? new FinalizationRegistry(([m, ptr, ranges]) => {
+    for (const r of ranges) live(m).delete(r);
+    m._otw_solution_free(ptr);
+  }) : null;
+
+// The wasm memory each module's live solutions own, as [start, end) byte
+// ranges: an input that is a Float64Array over wasm memory is used in place
+// only inside one of these. A view of a disposed solution would otherwise
+// read freed memory, which a later allocation reuses.
+const liveRanges = new WeakMap();
+function live(m) {
+  let s = liveRanges.get(m);
+  if (s === undefined) liveRanges.set(m, (s = new Set()));
+  return s;
+}
 
 // Any value as a short text for a message. Never throws and never calls the
 // value's own methods (a symbol, a null-prototype object or a throwing
@@ -130,16 +144,27 @@ function viewCache(size = 8) {
   };
 }
 
-function returnCode(r, name) {
+function returnCode(r, name, out) {
   if (r === undefined || r === null) return 0;
   if (typeof r === 'number') {
     if (r === 0) return 0;
+    // `(t, y, p, dydt) => dydt[0] = ...` returns what it assigns: a result
+    // taken for a code (> 0: retry, < 0: stop) made the lane fail with
+    // "rhs returned 1". A number the callback also wrote is that slip.
+    if (out !== undefined && out.includes(r))
+      throw new TypeError(`${name} returned ${r}, a value it also wrote into its output: an arrow ` +
+        'function `(...) => out[i] = ...` returns what it assigns. Use a block body `(...) => { out[i] = ...; }`; ' +
+        'a returned number means retry (> 0) or stop (< 0)');
     if (r !== r) throw new TypeError(`${name} returned NaN; expected nothing, 0, > 0 (retry) or < 0 (stop)`);
     const i = Math.trunc(Math.max(-INT_MAX, Math.min(INT_MAX, r)));
     return i !== 0 ? i : (r > 0 ? 1 : -1);
   }
-  if (typeof r === 'object' && typeof r.then === 'function')
+  if (typeof r === 'object' && typeof r.then === 'function') {
+    // Its rejection, if it comes, is this failure already: mark it handled,
+    // or Node ends the process on the unhandled rejection after the solve.
+    try { r.then(undefined, () => {}); } catch { /* a thenable that throws */ }
     throw new TypeError(`${name} returned a Promise; callbacks must be synchronous`);
+  }
   throw new TypeError(`${name} returned ${show(r)}; write the results into the output array in place and return nothing or a number`);
 }
 
@@ -190,7 +215,7 @@ class Tensor {
  * The lane arrays are plain JS copies; the tensors live in wasm memory until
  * dispose(). */
 class Solution {
-  #m; #ptr;
+  #m; #ptr; #ranges;
 
   constructor(m, ptr, thrown) {
     this.#m = m;
@@ -199,6 +224,7 @@ class Solution {
     const nsens = m._otw_solution_nsens(ptr);
     this.nbatch = nb;
     const info = m._otw_malloc(32);
+    const ranges = (this.#ranges = []);
     const bytes = nb * 12 + nb * 80 + 8;
     const lanes = bytes <= INT_MAX ? m._otw_malloc(bytes) : 0;
     try {
@@ -207,7 +233,12 @@ class Solution {
           `solution: cannot allocate ${bytes} bytes in wasm memory for the lanes' results`);
       const tensor = (which) => {
         const data = m._otw_tensor(ptr, which, info);
-        return data ? new Tensor(m, this, data, m.HEAP32.slice(info >> 2, (info >> 2) + 8)) : null;
+        if (!data) return null;
+        const t = new Tensor(m, this, data, m.HEAP32.slice(info >> 2, (info >> 2) + 8));
+        const range = [data, data + 8 * t.size];
+        ranges.push(range);
+        live(m).add(range);
+        return t;
       };
       this.ts = tensor(0);
       this.ys = tensor(1);
@@ -238,7 +269,7 @@ class Solution {
     });
     this.nfailed = this.statusCode.reduce((a, c) => a + (c !== 0), 0);
     this.ok = this.nfailed === 0;
-    finalizer?.register(this, [m, ptr], this);
+    finalizer?.register(this, [m, ptr, ranges], this);
   }
 
   get disposed() { return this.#ptr === 0; }
@@ -248,6 +279,7 @@ class Solution {
   dispose() {
     if (this.#ptr === 0) return;
     finalizer?.unregister(this);
+    for (const r of this.#ranges) live(this.#m).delete(r);
     this.#m._otw_solution_free(this.#ptr);
     this.#ptr = 0;
   }
@@ -335,8 +367,13 @@ class OdeTensor {
           throw this.#error(OT_ERR_DTYPE, `${name}[${i}]: ${show(v)}; expected a number`);
         src[i] = v;
       }
-    } else if (x instanceof Float64Array && x.buffer === m.HEAPF64.buffer && x.byteOffset !== 0) {
-      return [x.byteOffset, len / rows]; // already in wasm memory: used in place
+    } else if (x.buffer === m.HEAPF64.buffer) {
+      const start = x.byteOffset, end = start + x.byteLength;
+      for (const [a, b] of live(m))
+        if (x instanceof Float64Array && start >= a && end <= b)
+          return [start, len / rows]; // a live solution's memory: used in place
+      throw this.#error(OT_ERR_ARG, `${name}: a view of wasm memory that no live solution owns ` +
+        '(its solution was disposed?); pass a copy (tensor.toFloat64Array())');
     }
     const ptr = m._otw_malloc(len * 8);
     if (ptr === 0) throw this.#error(OT_ERR_NOMEM, `${name}: cannot allocate ${len * 8} bytes in wasm memory`);
@@ -348,8 +385,9 @@ class OdeTensor {
   // The length of an input array, after checking that it is one of numbers.
   #length(x, name) {
     if (ArrayBuffer.isView(x) && !(x instanceof DataView)) {
-      if (x instanceof BigInt64Array || x instanceof BigUint64Array)
-        throw this.#error(OT_ERR_DTYPE, `${name}: ${show(x)}; expected numbers, not BigInts`);
+      if (!(x instanceof Float64Array || x instanceof Float32Array))
+        throw this.#error(OT_ERR_DTYPE, `${name}: ${show(x)}; expected a Float64Array, Float32Array ` +
+          'or array of numbers (integer typed arrays are refused: convert with Float64Array.from)');
       return x.length;
     }
     if (!Array.isArray(x))
@@ -377,17 +415,34 @@ class OdeTensor {
     // solver vectors over and over, and a fresh view per call is most of
     // what crossing into JS costs.
     const yv = viewCache(), pv = viewCache(), ov = viewCache();
+    // Wasm memory that grows during the call (a solve nested in the
+    // callback) detaches the views the callback holds: its writes after
+    // that are lost. The callback is a function of its inputs, so it runs
+    // again on fresh views; growing memory twice in a row fails the lane.
+    const call = (once) => {
+      let b = m.HEAPF64.buffer, r = once(b);
+      if (m.HEAPF64.buffer !== b) {
+        b = m.HEAPF64.buffer;
+        r = once(b);
+        if (m.HEAPF64.buffer !== b)
+          throw new Error(`${name}: wasm memory grew during the call twice (a solve nested in the ` +
+            'callback?), detaching its arrays; its results would be lost');
+      }
+      return r;
+    };
     const wrapped = sig === 'iiiiii'
       ? (pp, yp, k, lane) => {
         try {
-          const b = m.HEAPF64.buffer;
-          return returnCode(f(pv(b, pp, np * k), ov(b, yp, n * k), k, lane), name);
+          let o;
+          const r = call((b) => f(pv(b, pp, np * k), (o = ov(b, yp, n * k)), k, lane));
+          return returnCode(r, name, o);
         } catch (e) { return fail(e, lane); }
       }
       : (t, yp, pp, op, k, lane) => {
         try {
-          const b = m.HEAPF64.buffer;
-          return returnCode(f(t, yv(b, yp, n * k), pv(b, pp, np * k), ov(b, op, rows * k), k, lane), name);
+          let o;
+          const r = call((b) => f(t, yv(b, yp, n * k), pv(b, pp, np * k), (o = ov(b, op, rows * k)), k, lane));
+          return returnCode(r, name, o);
         } catch (e) { return fail(e, lane); }
       };
     const idx = m.addFunction(wrapped, sig);
@@ -399,6 +454,7 @@ class OdeTensor {
     const m = this.#m;
     if (o === undefined || o === null) return false;
     if (typeof o !== 'object') throw this.#error(OT_ERR_ARG, `options: ${show(o)}; expected an object`);
+    o = Object.assign(Object.create(null), o); // own properties only (see #solve)
     for (const key of Object.keys(o))
       if (!OPTIONS.includes(key))
         throw this.#error(OT_ERR_ARG, `options: unknown option '${key}' (known: ${OPTIONS.join(', ')})`);
@@ -435,6 +491,17 @@ class OdeTensor {
         throw this.#error(OT_ERR_ARG, `options.lockstepBlock: ${v}; expected an integer >= 0 (0: one block of every lane)`);
       this.#check(m._otw_set_lockstep_block(P, v));
     }
+    if (o.maxOrder !== undefined) {
+      const v = this.#num(o.maxOrder, 'options.maxOrder');
+      if (!Number.isInteger(v) || Math.abs(v) > INT_MAX)
+        throw this.#error(OT_ERR_ARG, `options.maxOrder: ${v}; expected an integer (1-5 for 'bdf', 1-12 for 'adams', 0: the method's own)`);
+      this.#check(m._otw_set_max_order(P, v));
+    }
+    if (o.stabilityLimitDetection !== undefined) {
+      if (typeof o.stabilityLimitDetection !== 'boolean')
+        throw this.#error(OT_ERR_ARG, `options.stabilityLimitDetection: ${show(o.stabilityLimitDetection)}; expected true or false`);
+      this.#check(m._otw_set_stability_limit_detection(P, o.stabilityLimitDetection ? 1 : 0));
+    }
     if (o.sensRtol !== undefined || o.sensAtol !== undefined) {
       const sensTol = (key) => (o[key] === undefined ? 0 : this.#num(o[key], `options.${key}`));
       this.#check(m._otw_set_sens_tolerances(P, sensTol('sensRtol'), sensTol('sensAtol')));
@@ -459,6 +526,9 @@ class OdeTensor {
     const m = this.#m, slot = this.#slot;
     if (spec === null || typeof spec !== 'object')
       throw this.#error(OT_ERR_ARG, `solve: ${show(spec)}; expected an object {nstates, nparams, rhs, y0, params, ...}`);
+    // Own properties only, each read once: a field inherited from a
+    // prototype (Object.prototype.rtol = ..., say) must not change a solve.
+    spec = Object.assign(Object.create(null), spec);
     for (const key of Object.keys(spec))
       if (!SPEC_KEYS.includes(key))
         throw this.#error(OT_ERR_ARG, `solve: unknown field '${key}' (known: ${SPEC_KEYS.join(', ')})`);

@@ -27,6 +27,7 @@ static int call_rhs(ot__lockstep *L, double t, const double *y, const double *p,
     const ot_ode *ode = L->plan->ode;
     if (ot__cb_stopped(&L->cb))
         return -1;
+    ot__lockstep_poison_first(&L->poisoned, OT__POISONED_RHS, dydt, L->n * L->nbatch);
     int rc = ode->rhs(t, ot__view_compact(y, L->n, L->nbatch),
                       ot__view_compact(p, L->np, L->nbatch),
                       ot__view_mut_compact(dydt, L->n, L->nbatch), ode->user);
@@ -109,6 +110,7 @@ static int root_cb(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
     const int64_t nr = ode->nroots;
     if (ot__cb_stopped(&L->cb))
         return -1;
+    ot__lockstep_poison_first(&L->poisoned, OT__POISONED_ROOT, g, nr * L->nbatch);
     int rc = ode->root(t, ot__view_compact(N_VGetArrayPointer(y), L->n, L->nbatch),
                        ot__view_compact(L->p, L->np, L->nbatch),
                        ot__view_mut_compact(g, nr, L->nbatch), ode->user);

@@ -37,6 +37,7 @@ static void free_solver(ot__lockstep *L)
 static int call_init(ot__lockstep *L, const double *p, double *y)
 {
     const ot_ode *ode = L->plan->ode;
+    ot__lockstep_poison_first(&L->poisoned, OT__POISONED_INIT, y, L->n * L->nbatch);
     const int rc = ode->init(ot__view_compact(p, L->np, L->nbatch),
                              ot__view_mut_compact(y, L->n, L->nbatch), ode->user);
     if (rc != 0) {
@@ -116,6 +117,7 @@ static int call_out(ot__lockstep *L, double t, const double *y, const double *p,
                     double *o)
 {
     const ot_ode *ode = L->plan->ode;
+    ot__lockstep_poison_first(&L->poisoned, OT__POISONED_OUT, o, L->rows * L->nbatch);
     const int rc = ode->out(t, ot__view_compact(y, L->n, L->nbatch),
                             ot__view_compact(p, L->np, L->nbatch),
                             ot__view_mut_compact(o, L->rows, L->nbatch), ode->user);

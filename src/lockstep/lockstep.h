@@ -19,6 +19,29 @@ extern "C" {
 
 typedef struct ot__lockstep ot__lockstep;
 
+/* The first call of each of these, per batch, gets an output filled with
+ * the unwritten NaN (solve/callback.h): a callback that writes only column 0
+ * fails there, naming the lane it left. Only the first: a pass over every
+ * output at every call would cost as much as writing it. (The Jacobian
+ * arrives zeroed by contract and is not poisoned; an rhs written for one
+ * lane is caught at its first call anyway.) */
+enum {
+    OT__POISONED_RHS = 1,
+    OT__POISONED_ROOT = 2,
+    OT__POISONED_OUT = 4,
+    OT__POISONED_INIT = 8
+};
+
+/* Poisons v ([count]) when callback `which` has not been checked yet. */
+static inline void ot__lockstep_poison_first(unsigned *poisoned, unsigned which,
+                                             double *v, int64_t count)
+{
+    if (*poisoned & which)
+        return;
+    *poisoned |= which;
+    ot__cb_poison(v, count);
+}
+
 /* A backend's CVODE callbacks, user_data = the ot__lockstep. */
 typedef struct {
     CVRhsFn rhs;
@@ -74,6 +97,7 @@ struct ot__lockstep {
     int *rootsfound;        /* [nroots * nbatch] */
     int64_t dq_rhs_evals;   /* rhs calls made by our difference quotients */
     ot__cb cb;              /* the batch's callback problems and CVODE's messages */
+    unsigned poisoned; /* OT__POISONED_*: callbacks whose first output was poisoned */
 };
 
 /* ---- The CPU solver (cpu.c) ---------------------------------------------- */

@@ -2,8 +2,25 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "solve/callback.h"
+
+void ot__cb_poison(double *v, int64_t count)
+{
+    const uint64_t bits = OT__UNWRITTEN_BITS;
+    double nan;
+    memcpy(&nan, &bits, sizeof nan);
+    for (int64_t k = 0; k < count; k++)
+        v[k] = nan;
+}
+
+static int unwritten(double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return bits == OT__UNWRITTEN_BITS;
+}
 
 void ot__cb_reset(ot__cb *c)
 {
@@ -42,8 +59,14 @@ int ot__cb_nonfinite(ot__cb *c, const char *name, const char *target, const doub
     int64_t k = 0;
     while (k < count && isfinite(v[k]))
         k++;
-    const int rc = kind == OT__CB_RETRY && ++c->nan_count <= OT__NAN_RETRIES ? 1 : -1;
     const long long row = (long long)(k % rows), lane = (long long)(lane0 + k / rows);
+    if (k < count && unwritten(v[k]))
+        return ot__cb_note(c, -1,
+                           "%s did not write %s for lane %lld: in OT_LOCKSTEP mode a "
+                           "callback gets every lane at once and must write every column "
+                           "(loop over b < y.layout.shape[1])",
+                           name, target, lane);
+    const int rc = kind == OT__CB_RETRY && ++c->nan_count <= OT__NAN_RETRIES ? 1 : -1;
     if (isnan(t)) /* init: before any time */
         return ot__cb_note(c, rc, "%s wrote NaN or Inf to %s[%lld] of lane %lld", name,
                            target, row, lane);

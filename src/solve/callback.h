@@ -41,6 +41,16 @@ typedef struct {
     char cv_msg[256]; /* CVODE's last error message */
 } ot__cb;
 
+/* A NaN that no arithmetic makes (payload 0xbad): what a lockstep
+ * callback's output holds before its first call. A callback written for one
+ * lane (column 0 only, as in lanes mode) then leaves it in the other
+ * columns, and ot__cb_nonfinite reports "did not write ... for lane B"
+ * and stops, instead of lanes 1..k silently standing still. */
+#define OT__UNWRITTEN_BITS UINT64_C(0x7ff4000000000bad)
+
+/* Fills v[0, count) with the unwritten NaN. */
+void ot__cb_poison(double *v, int64_t count);
+
 /* Clears the state for a new lane (lockstep: a new batch). */
 void ot__cb_reset(ot__cb *c);
 
@@ -58,7 +68,9 @@ int ot__cb_returned(ot__cb *c, const char *name, int rc, double t, ot__cb_kind k
 /* Records the first NaN/Inf in v as "NAME wrote NaN or Inf at t = T to
  * TARGET[ROW] of lane B" (lane: lane0 + column; t NaN for init, which runs
  * before any time: no "at t ="). kind OT__CB_RETRY makes it recoverable up
- * to OT__NAN_RETRIES times. @return CVODE's code (1 or -1). */
+ * to OT__NAN_RETRIES times. The unwritten NaN (ot__cb_poison) stops at
+ * once: "NAME did not write TARGET for lane B". @return CVODE's code (1 or
+ * -1). */
 int ot__cb_nonfinite(ot__cb *c, const char *name, const char *target, const double *v,
                      int64_t rows, int64_t lanes, int64_t lane0, double t,
                      ot__cb_kind kind);

@@ -292,6 +292,16 @@ OTW_API int otw_set_max_steps(otw_problem *P, int v)
     return ot_ode_set_max_steps(ode_of(P), v);
 }
 
+OTW_API int otw_set_max_order(otw_problem *P, int v)
+{
+    return ot_ode_set_max_order(ode_of(P), v);
+}
+
+OTW_API int otw_set_stability_limit_detection(otw_problem *P, int on)
+{
+    return ot_ode_set_stability_limit_detection(ode_of(P), on);
+}
+
 OTW_API int otw_set_lockstep_block(otw_problem *P, int v)
 {
     return ot_ode_set_lockstep_block(ode_of(P), v);

@@ -234,7 +234,12 @@ test('a throwing callback fails its lane only, with the exception in the message
 });
 
 test('a throwing callback in lockstep fails the batch, not the process', () => {
-  const sol = decay({ rhs: (t) => { if (t > 0.1) throw new Error('lockstep boom'); } }, { mode: 'lockstep' });
+  const sol = decay({
+    rhs: (t, y, p, dydt, k) => {
+      if (t > 0.1) throw new Error('lockstep boom');
+      decayRhs(t, y, p, dydt, k);
+    },
+  }, { mode: 'lockstep' });
   assert.equal(sol.nfailed, 3);
   for (let b = 0; b < 3; b++) {
     assert.equal(sol.status[b], 'OT_ERR_CALLBACK');
