@@ -52,6 +52,13 @@ static ot_ode *make(kind k, int64_t block, int threads)
     ot_ode *ode = st_rober_ode();
     if (k == DENSE_DQ || k == SENS)
         ck_assert_status(ot_ode_set_jac(ode, NULL), OT_OK, NULL);
+    /* Explicit sensitivity tolerances: CVODES' estimate from atol 1e-14 on
+     * y2 makes lockstep blocks of these rates fail the error test in about
+     * one configuration in six ("error test failed repeatedly", reported,
+     * before and after the DQ rounding of issue 13); with these none does. */
+    if (k == SENS)
+        ck_assert_status(ot_ode_set_sens_tolerances(ode, ST_ROBER_RTOL, 1e-6), OT_OK,
+                         NULL);
     if (k == ROOTS)
         ck_assert_status(ot_ode_set_roots(ode, 1, root_below), OT_OK, NULL);
     ck_assert_status(ot_ode_set_mode(ode, OT_LOCKSTEP), OT_OK, NULL);

@@ -49,9 +49,7 @@ __global__ void dq_column(const double *ft, const double *fy, const double *inc,
     const int64_t b = lane_index();
     if (b >= nbatch)
         return;
-    double *col = a + b * n * n + j * n;
-    for (int64_t i = 0; i < n; i++)
-        col[i] = (ft[b * n + i] - fy[b * n + i]) / inc[b];
+    ot__dq_column(ft + b * n, fy + b * n, inc[b], a + b * n * n + j * n, n);
     yt[b * n + j] = y[b * n + j];
 }
 

@@ -323,6 +323,7 @@ void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
     const ot__plan *pl = w->plan;
     ot_solution *sol = sk->sol;
     w->lane = b;
+    w->dq_evals = 0;
     ot__cb_reset(&w->cb);
     const double *pcol = pl->np ? ot_view_lane(pl->p, b) : NULL;
     if (pl->kind == OT__SENS) {
@@ -357,4 +358,6 @@ void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
     else
         solve_dense(w, b, sk);
     ot__cv_stats(w->cv, w->LS != NULL, &sol->stats[b]);
+    if (w->LS != NULL && pl->ode->jac == NULL) /* our DQ Jacobian's, not CVODE's */
+        sol->stats[b].jac_rhs_evals = w->dq_evals;
 }

@@ -13,6 +13,7 @@
 #include "solve/nv_clone.h"
 #include "core/error.h"
 #include "solve/cv_setup.h"
+#include "solve/dq.h"
 #include "solve/sun_compat.h"
 #include "lanes/worker.h"
 #include "tensor/tensor_impl.h"
@@ -37,15 +38,46 @@ static int rhs_wrap(sunrealtype t, N_Vector y, N_Vector ydot, void *ud)
     return ot__cb_finite(&w->cb, "rhs", "dydt", d, w->n, 1, w->lane, t, OT__CB_RETRY);
 }
 
+/* Without a user Jacobian: CVODE's dense difference quotients (solve/dq.h)
+ * computed here, bit for bit as cvLsDenseDQJac does, but with no allocation:
+ * SUNDIALS' own clones a vector at every evaluation and dereferences the
+ * NULL it gets when memory runs out (a SIGSEGV, issue 13). ftemp and the
+ * error weights go into CVODE's work vectors t1 and t2. */
+static int dq_jac(ot__lanes_worker *w, double t, N_Vector y, N_Vector fy, double *a,
+                  N_Vector t1, N_Vector t2)
+{
+    const int64_t n = w->n;
+    double h = 0;
+    if (CVodeGetCurrentStep(w->cv, &h) != CV_SUCCESS ||
+        CVodeGetErrWeights(w->cv, t2) != CV_SUCCESS)
+        return -1;
+    double *yd = N_VGetArrayPointer(y), *ft = N_VGetArrayPointer(t1);
+    const double *fd = N_VGetArrayPointer(fy), *ewt = N_VGetArrayPointer(t2);
+    const double min_inc = ot__dq_min_inc(fd, ewt, n, h);
+    for (int64_t j = 0; j < n; j++) {
+        const double saved = yd[j], inc = ot__dq_inc(saved, ewt[j], min_inc);
+        yd[j] += inc;
+        const int rc = rhs_wrap(t, y, t1, w);
+        w->dq_evals++;
+        yd[j] = saved;
+        if (rc != 0)
+            return rc;
+        ot__dq_column(ft, fd, inc, a + j * n, n);
+    }
+    return 0;
+}
+
 static int jac_wrap(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *ud,
                     N_Vector t1, N_Vector t2, N_Vector t3)
 {
-    (void)fy, (void)t1, (void)t2, (void)t3;
+    (void)t3;
     ot__lanes_worker *w = ud;
     if (ot__cb_stopped(&w->cb))
         return -1;
     const ot_ode *ode = w->plan->ode;
     double *a = SUNDenseMatrix_Data(J); /* column-major n x n, leading dim n */
+    if (ode->jac == NULL)
+        return dq_jac(w, t, y, fy, a, t1, t2);
     int rc = ode->jac(t, ot__view_compact(N_VGetArrayPointer(y), w->n, 1), w->p,
                       ot__view_mut_blocks(a, w->n, 1), ode->user);
     if (rc != 0)
@@ -88,9 +120,7 @@ static int configure(ot__lanes_worker *w)
         w->A = OT__SUN_NEW(SUNDenseMatrix(w->n, w->n, w->ctx));
         w->LS = w->A ? OT__SUN_NEW(SUNLinSol_Dense(w->y, w->A, w->ctx)) : NULL;
     }
-    f = f ? f
-          : ot__cv_solver(cv, ode, w->A, w->LS, ode->jac ? jac_wrap : NULL, w->y, w->ctx,
-                          &w->NLS);
+    f = f ? f : ot__cv_solver(cv, ode, w->A, w->LS, jac_wrap, w->y, w->ctx, &w->NLS);
     if (!f && ode->nroots > 0)
         f = OT__SUN_CALL(CVodeRootInit(cv, (int)ode->nroots, root_wrap), CV_MEM_FAIL);
     if (!f && pl->kind == OT__SENS) {
@@ -125,26 +155,23 @@ int ot__lanes_worker_new(ot__lanes_worker **out, const ot__plan *pl)
     w->steps.width = pl->rows;
     const size_t n = (size_t)pl->n, np = (size_t)pl->np, rows = (size_t)pl->rows;
     /* scratch: ys, y0, yp, ym (n each); out, diff (rows each); for sens, the
-     * sensitivities and their initial values (np * n each). */
-    const size_t nscratch = 4 * n + 2 * rows + (pl->kind == OT__SENS ? 2 * np * n : 0);
-    w->scratch = OT__MALLOC(nscratch * sizeof(double));
+     * sensitivities and their initial values (np * n each; one double
+     * without, so that every pointer is a live allocation). */
+    const size_t ns = pl->kind == OT__SENS ? np * n : 1;
+    double **const slots[8] = {&w->ys_scratch,   &w->y0_scratch,  &w->yp_scratch,
+                               &w->ym_scratch,   &w->out_scratch, &w->diff_scratch,
+                               &w->sens_scratch, &w->yS0};
+    const size_t sizes[8] = {n, n, n, n, rows, rows, ns, ns};
+    int ok = 1;
+    for (int i = 0; i < 8; i++)
+        ok &= (*slots[i] = OT__MALLOC(sizes[i] * sizeof(double))) != NULL;
     w->pbuf = OT__MALLOC((2 * np + 1) * sizeof(double));
     w->pbar = OT__MALLOC((np + 1) * sizeof(double));
     int st = OT_ERR_NOMEM;
-    if (w->scratch) {
-        w->ys_scratch = w->scratch;
-        w->y0_scratch = w->ys_scratch + n;
-        w->yp_scratch = w->y0_scratch + n;
-        w->ym_scratch = w->yp_scratch + n;
-        w->out_scratch = w->ym_scratch + n;
-        w->diff_scratch = w->out_scratch + rows;
-        w->sens_scratch = w->diff_scratch + rows;
-        w->yS0 = w->sens_scratch + np * n;
-    }
-    if (w->scratch && w->pbuf && w->pbar &&
+    if (ok && w->pbuf && w->pbar &&
         OT__SUN_CALL(ot__sun_context_new(&w->ctx, &w->cb), -1) == 0) {
-        w->y = OT__SUN_NEW(N_VMake_Serial(pl->n, w->scratch, w->ctx));
-        w->y0 = w->y ? OT__SUN_NEW(N_VMake_Serial(pl->n, w->scratch + n, w->ctx)) : NULL;
+        w->y = OT__SUN_NEW(N_VMake_Serial(pl->n, w->ys_scratch, w->ctx));
+        w->y0 = w->y ? OT__SUN_NEW(N_VMake_Serial(pl->n, w->y0_scratch, w->ctx)) : NULL;
         w->cv = w->y0 ? OT__SUN_NEW(CVodeCreate(
                             pl->ode->method == OT_BDF ? CV_BDF : CV_ADAMS, w->ctx))
                       : NULL;
@@ -180,7 +207,14 @@ void ot__lanes_worker_free(ot__lanes_worker *w)
     N_VDestroy(w->y);
     N_VDestroy(w->y0);
     SUNContext_Free(&w->ctx);
-    free(w->scratch);
+    free(w->ys_scratch);
+    free(w->y0_scratch);
+    free(w->yp_scratch);
+    free(w->ym_scratch);
+    free(w->out_scratch);
+    free(w->diff_scratch);
+    free(w->sens_scratch);
+    free(w->yS0);
     free(w->pbuf);
     free(w->pbar);
     ot__record_free(&w->steps);

@@ -24,13 +24,17 @@ typedef struct {
     SUNMatrix A;
     SUNLinearSolver LS;
     SUNNonlinearSolver NLS, NLSsens;
-    N_Vector *yS;    /* [np], no own data */
-    double *pbuf;    /* [2 np + 1]: the lane's params (CVODES perturbs them), then a
-                        perturbed copy for output sensitivities */
-    double *pbar;    /* [np] parameter scales for CVODES' difference quotients */
-    double *scratch; /* one block, carved below */
+    N_Vector *yS; /* [np], no own data */
+    double *pbuf; /* [2 np + 1]: the lane's params (CVODES perturbs them), then a
+                     perturbed copy for output sensitivities */
+    double *pbar; /* [np] parameter scales for CVODES' difference quotients */
+    /* Scratch, each its own allocation (owned): init and out write into
+     * y0_scratch and out_scratch, and a write past the end of one must land
+     * outside any allocation for the sanitizers to see it, not in the next
+     * slice (issue 13: it silently changed sensitivity outputs). */
     double *ys_scratch, *out_scratch, *y0_scratch, *yp_scratch, *ym_scratch,
         *diff_scratch, *sens_scratch, *yS0;
+    int64_t dq_evals;  /* the lane's rhs calls for our DQ Jacobian */
     ot_view p;         /* the lane's params as the callbacks see them */
     ot_view yview;     /* [n, 1] over CVODE's y, data set per call */
     ot_view_mut dview; /* [n, 1] over CVODE's dydt, data set per call */

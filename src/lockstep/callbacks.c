@@ -69,9 +69,7 @@ static int dq_jac(ot__lockstep *L, double t, N_Vector y, N_Vector fy, double *a,
         if (rc != 0)
             return rc;
         for (int64_t b = 0; b < nbatch; b++) {
-            double *col = a + b * n * n + j * n;
-            for (int64_t i = 0; i < n; i++)
-                col[i] = (ft[b * n + i] - fd[b * n + i]) / L->inc[b];
+            ot__dq_column(ft + b * n, fd + b * n, L->inc[b], a + b * n * n + j * n, n);
             yt[b * n + j] = yd[b * n + j];
         }
     }

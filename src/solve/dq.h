@@ -4,7 +4,8 @@
  * - Jacobian blocks by forward differences, with CVODE's dense DQ increment
  *   (cvLsDenseDQJac in SUNDIALS): for state j of a lane with weights w and
  *   rhs f, inc = max(sqrt(eps) |y_j|, min_inc / w_j), where min_inc =
- *   1000 |h| eps n ||f||_wrms, or 1 when ||f|| is 0.
+ *   1000 |h| eps n ||f||_wrms, or 1 when ||f|| is 0; the column is
+ *   (1 / inc) (f(y + inc e_j) - f(y)) (ot__dq_column).
  * - Sensitivities of init and out (and lockstep's sensitivity rhs) by
  *   central differences with the step ot__fd_step of the parameter. */
 #ifndef OT_SRC_SOLVE_DQ_H
@@ -18,6 +19,19 @@
 #define OT__HD __host__ __device__
 #else
 #define OT__HD
+/* Column j of a lane's block from f at the perturbed state (ft) and at y
+ * (fd): CVODE's (1 / inc) * (ft - fd) (N_VLinearSum(1/inc, ft, -1/inc, fd)
+ * is c * (x - y) in SUNDIALS' serial vector), not (ft - fd) / inc, which
+ * rounds differently: every driver forms it here so that one lane of
+ * lockstep, lanes mode and raw CVODE agree bit for bit. */
+static inline OT__HD void ot__dq_column(const double *ft, const double *fd, double inc,
+                                        double *col, int64_t n)
+{
+    const double inv = 1.0 / inc;
+    for (int64_t i = 0; i < n; i++)
+        col[i] = inv * (ft[i] - fd[i]);
+}
+
 #endif
 
 /* Central-difference step for a parameter of value v. */
