@@ -330,6 +330,14 @@ START_TEST(lanes_and_broadcast)
     }
     ck_assert_status(ot_view_check_lanes(full, 3, 100, "params"), OT_ERR_SHAPE,
                      "params: shape is [3, 4]; expected [3], [3, 1] or [3, 100]");
+    /* Transposed [lanes, np] with one-lane y0: no repeated shape, and a hint. */
+    const int64_t tshape[2] = {4, 1};
+    ot_view tv;
+    ck_assert_status(ot_view_make(&tv, p, OT_F64, CPU, 2, tshape, NULL), OT_OK, NULL);
+    ck_assert_status(
+        ot_view_check_lanes(tv, 1, 1, "params"), OT_ERR_SHAPE,
+        "params: shape is [4, 1]; expected [1] or [1, k] for k lanes (it looks "
+        "transposed: lanes are columns, so 4 lanes are [1, 4])");
     ck_assert_status(ot_view_check_lanes(full, 2, 4, "y0"), OT_ERR_SHAPE,
                      "y0: shape is [3, 4]");
     ck_assert_status(ot_view_check_lanes(one, 4, 4, "y0"), OT_ERR_SHAPE,

@@ -24,8 +24,9 @@ export type NumericArray = Float64Array | Float32Array | number[] | readonly num
 export type CallbackResult = number | void;
 
 /**
- * dydt = f(t, y, p), written in place. y [n, k], p [np, k], dydt [n, k] are
- * views over wasm memory, valid only during the call. k = 1 in 'lanes' mode
+ * dydt = f(t, y, p), written in place. y [n, k] and p [np, k] are read-only
+ * inputs, as in C: copies, so writing into them changes nothing; dydt [n, k]
+ * is a view over wasm memory, valid only during the call. k = 1 in 'lanes' mode
  * (lane = that lane's index); in 'lockstep' mode k = the lanes of the block
  * being solved and lane = its first lane (one block of nbatch lanes, lane 0,
  * unless lockstepBlock is set).

@@ -144,6 +144,17 @@ function viewCache(size = 8) {
   };
 }
 
+// A JS-owned Float64Array holding a copy of src, reused while the length
+// repeats (it does for a whole solve).
+function copier() {
+  let buf = new Float64Array(0);
+  return (src) => {
+    if (buf.length !== src.length) buf = new Float64Array(src.length);
+    buf.set(src);
+    return buf;
+  };
+}
+
 function returnCode(r, name, out) {
   if (r === undefined || r === null) return 0;
   if (typeof r === 'number') {
@@ -430,18 +441,22 @@ class OdeTensor {
       }
       return r;
     };
+    // y and p are inputs, read-only as C's const views: the callback gets
+    // copies (one memcpy each), so a write to them (a rhs that clamps y)
+    // cannot change the solver's state behind its back.
+    const yc = copier(), pc = copier();
     const wrapped = sig === 'iiiiii'
       ? (pp, yp, k, lane) => {
         try {
           let o;
-          const r = call((b) => f(pv(b, pp, np * k), (o = ov(b, yp, n * k)), k, lane));
+          const r = call((b) => f(pc(pv(b, pp, np * k)), (o = ov(b, yp, n * k)), k, lane));
           return returnCode(r, name, o);
         } catch (e) { return fail(e, lane); }
       }
       : (t, yp, pp, op, k, lane) => {
         try {
           let o;
-          const r = call((b) => f(t, yv(b, yp, n * k), pv(b, pp, np * k), (o = ov(b, op, rows * k)), k, lane));
+          const r = call((b) => f(t, yc(yv(b, yp, n * k)), pc(pv(b, pp, np * k)), (o = ov(b, op, rows * k)), k, lane));
           return returnCode(r, name, o);
         } catch (e) { return fail(e, lane); }
       };

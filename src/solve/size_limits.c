@@ -127,6 +127,7 @@ static int dot_over(uint64_t *out, int nf, const uint64_t *a, const uint64_t *x)
     return 0;
 }
 
+#ifndef __EMSCRIPTEN__
 /* Physical memory in bytes (UINT64_MAX: unknown), read once: it does not
  * change while the process runs. */
 static uint64_t physical_memory(void)
@@ -145,11 +146,19 @@ static uint64_t physical_memory(void)
     cached = lim;
     return lim;
 }
+#endif
 
 uint64_t ot__memory_limit(const char **what)
 {
+#ifdef __EMSCRIPTEN__
+    /* The module's memory grows to at most 2 GiB (emscripten's default
+     * MAXIMUM_MEMORY): wasm32's limit, whatever the machine has. */
+    const char *w = "in wasm32 memory (at most 2 GiB)";
+    uint64_t lim = UINT64_C(2) << 30;
+#else
     const char *w = "on this machine (physical memory)";
     uint64_t lim = physical_memory();
+#endif
     struct rlimit rl; /* read at every call: a program may change them */
     if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
         (uint64_t)rl.rlim_cur < lim) {

@@ -133,7 +133,18 @@ int ot_view_check_lanes(ot_view v, int64_t n, int64_t nbatch, const char *name)
     else
         snprintf(got, sizeof got, "[%lld, %lld, %lld]", (long long)l->shape[0],
                  (long long)l->shape[1], (long long)l->shape[2]);
-    return ot__fail(OT_ERR_SHAPE,
-                    "%s: shape is %s; expected [%lld], [%lld, 1] or [%lld, %lld]", name,
-                    got, (long long)n, (long long)n, (long long)n, (long long)nbatch);
+    /* [lanes, n] where [n, lanes] was meant: the commonest slip. */
+    char hint[128] = "";
+    if (l->ndim == 2 && l->shape[1] == n && l->shape[0] != n)
+        snprintf(
+            hint, sizeof hint,
+            " (it looks transposed: lanes are columns, so %lld lanes are [%lld, %lld])",
+            (long long)l->shape[0], (long long)n, (long long)l->shape[0]);
+    if (nbatch == 1)
+        return ot__fail(OT_ERR_SHAPE,
+                        "%s: shape is %s; expected [%lld] or [%lld, k] for k lanes%s",
+                        name, got, (long long)n, (long long)n, hint);
+    return ot__fail(
+        OT_ERR_SHAPE, "%s: shape is %s; expected [%lld], [%lld, 1] or [%lld, %lld]%s",
+        name, got, (long long)n, (long long)n, (long long)n, (long long)nbatch, hint);
 }

@@ -138,6 +138,35 @@ test('an expression-bodied arrow rhs fails its lanes with a message saying what 
   stop.dispose();
 });
 
+test("a solve too big for wasm memory is refused naming wasm32's limit, not physical memory", () => {
+  const n = 1 << 20; // ys [n, 1000, 1]: 8 GiB
+  assert.throws(() => ot.solveDense({ nstates: n, rhs: () => {}, y0: new Float64Array(n), tEval: Array.from({ length: 1000 }, (_, i) => i) }),
+    (e) => e.status === 'OT_ERR_NOMEM' && /in wasm32 memory \(at most 2 GiB\)/.test(e.message) && !/physical/.test(e.message));
+});
+
+test('y and p are read-only inputs: a callback that writes them cannot change the result', () => {
+  for (const mode of ['lanes', 'lockstep']) {
+    const plain = decay({}, { mode });
+    const want = plain.ys.toFloat64Array();
+    plain.dispose();
+    const writer = (t, y, p, dydt, k) => {
+      decayRhs(t, y, p, dydt, k);
+      for (let b = 0; b < k; b++) {
+        y[b] = Math.max(y[b], 0.5); // a clamp: C's const views forbid it
+        p[b] = 100;
+      }
+    };
+    const sol = decay({ rhs: writer, jac: (t, y, p, J, k) => { for (let b = 0; b < k; b++) { J[b] = -p[b]; p[b] = 0; } } }, { mode });
+    assert.ok(sol.ok, sol.message.join('; '));
+    const plainJac = decay({ jac: (t, y, p, J, k) => { for (let b = 0; b < k; b++) J[b] = -p[b]; } }, { mode });
+    assert.deepEqual(sol.ys.toFloat64Array(), plainJac.ys.toFloat64Array());
+    assert.ok(Math.abs(sol.ys.get(0, 2, 2) - Math.exp(-4)) < 1e-9);
+    assert.equal(want.length, 9);
+    sol.dispose();
+    plainJac.dispose();
+  }
+});
+
 test('maxOrder and stabilityLimitDetection reach the solver', () => {
   const q1 = decay({}, { maxOrder: 1, rtol: 1e-6, atol: 1e-9 });
   const q5 = decay({}, { rtol: 1e-6, atol: 1e-9 });
