@@ -224,6 +224,8 @@ int ls_setup(SUNLinearSolver S, SUNMatrix A)
     if (c->handle) {
         block_pointers<<<OT_CUDA_GRID(c->nbatch)>>>(c->aptr, bc(A)->a, c->n * c->n,
                                                     c->nbatch);
+        if (cudaGetLastError() != cudaSuccess)
+            return SUNLS_PACKAGE_FAIL_UNREC;
         if (cublasDgetrfBatched(c->handle, (int)c->n, c->aptr, (int)c->n, c->piv, c->info,
                                 (int)c->nbatch) != CUBLAS_STATUS_SUCCESS)
             return SUNLS_PACKAGE_FAIL_UNREC;
@@ -232,7 +234,9 @@ int ls_setup(SUNLinearSolver S, SUNMatrix A)
         lu_factor<<<OT_CUDA_GRID(c->nbatch)>>>(bc(A)->a, c->piv, c->n, c->nbatch,
                                                c->fail);
     }
-    if (cudaMemcpy(&fail, c->fail, sizeof fail, cudaMemcpyDeviceToHost) != cudaSuccess)
+    /* A failed launch leaves fail at 0: "factored" with nothing done. */
+    if (cudaGetLastError() != cudaSuccess ||
+        cudaMemcpy(&fail, c->fail, sizeof fail, cudaMemcpyDeviceToHost) != cudaSuccess)
         return SUNLS_PACKAGE_FAIL_UNREC;
     c->last_flag = fail;
     return fail ? SUNLS_LUFACT_FAIL : OT__SUN_SUCCESS;
@@ -247,6 +251,8 @@ int ls_solve(SUNLinearSolver S, SUNMatrix A, N_Vector x, N_Vector b, sunrealtype
         int info = 0;
         block_pointers<<<OT_CUDA_GRID(c->nbatch)>>>(c->bptr, ot__dptr(x), c->n,
                                                     c->nbatch);
+        if (cudaGetLastError() != cudaSuccess)
+            return SUNLS_PACKAGE_FAIL_UNREC;
         if (cublasDgetrsBatched(c->handle, CUBLAS_OP_N, (int)c->n, 1, c->aptr, (int)c->n,
                                 c->piv, c->bptr, (int)c->n, &info,
                                 (int)c->nbatch) != CUBLAS_STATUS_SUCCESS ||

@@ -26,17 +26,45 @@ int after_user(ot__lockstep *L, const char *cb, int rc, double t,
     return 0;
 }
 
+} // namespace
+
+void ot__cuda_poison_first(ot__lockstep *L, unsigned which, double *v, int64_t count)
+{
+    if (L->poisoned & which)
+        return;
+    L->poisoned |= which;
+    ot__cuda_poison(v, count);
+}
+
+int ot__cuda_finite(ot__lockstep *L, const char *name, const char *target,
+                    const double *v, int64_t rows, double t, ot__cb_kind kind)
+{
+    int64_t k = -1;
+    double value = 0;
+    if (ot__cuda_check(
+            L, ot__cuda_first_nonfinite(v, rows * L->nbatch, state(L)->bad, &k, &value),
+            "NaN check") != 0)
+        return -1;
+    return k < 0 ? 0
+                 : ot__cb_nonfinite_at(&L->cb, name, target, k, value, rows, L->lane0, t,
+                                       kind);
+}
+
+namespace
+{
+
 int call_rhs(ot__lockstep *L, double t, const double *y, const double *p, double *dydt)
 {
     const ot_ode *ode = L->plan->ode;
     if (ot__cb_stopped(&L->cb))
         return -1;
+    ot__cuda_poison_first(L, OT__POISONED_RHS, dydt, L->n * L->nbatch);
     int rc = ode->rhs(t, ot__cuda_view(L, y, L->n), ot__cuda_view(L, p, L->np),
                       ot__cuda_mut(L, dydt, L->n), ode->user);
     rc = after_user(L, "rhs", rc, t);
     if (rc == 0 && state(L)->any_stopped)
         ot__cuda_zero_masked(dydt, state(L)->mask, L->n, L->nbatch);
-    return rc;
+    return rc == 0 ? ot__cuda_finite(L, "rhs", "dydt", dydt, L->n, t, OT__CB_RETRY) : rc;
 }
 
 } // namespace
@@ -118,7 +146,9 @@ static int jac_cb(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *ud,
     }
     if (S->any_stopped)
         ot__cuda_zero_masked(a, S->mask, n * n, nbatch);
-    return ot__cuda_check(L, cudaGetLastError(), "jac kernels") ? -1 : 0;
+    if (ot__cuda_check(L, cudaGetLastError(), "jac kernels"))
+        return -1;
+    return ot__cuda_finite(L, "jac", "J", a, n * n, t, OT__CB_RETRY);
 }
 
 static int root_cb(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
@@ -129,6 +159,7 @@ static int root_cb(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
     const int64_t nr = ode->nroots;
     if (ot__cb_stopped(&L->cb))
         return -1;
+    ot__cuda_poison_first(L, OT__POISONED_ROOT, S->g, nr * L->nbatch);
     int rc =
         ode->root(t, ot__cuda_view(L, ot__dptr(y), L->n), ot__cuda_view(L, S->p, L->np),
                   ot__cuda_mut(L, S->g, nr), ode->user);
@@ -143,7 +174,7 @@ static int root_cb(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
         if (L->stopped[b]) /* a stopped lane has no more events */
             for (int64_t r = 0; r < nr; r++)
                 g[b * nr + r] = 1.0;
-    return 0;
+    return ot__cb_finite(&L->cb, "root", "g", g, nr, L->nbatch, L->lane0, t, OT__CB_ROOT);
 }
 
 /* ySdot_j = (f(y + h s_j, p + h e_j) - f(y - h s_j, p - h e_j)) / 2h. */

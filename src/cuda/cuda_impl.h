@@ -25,6 +25,7 @@ typedef struct {
     double *stage;            /* [rows, nbatch] pinned host staging for host outputs */
     long long *counts;        /* [nbatch] lane counts for the NaN padding */
     unsigned long long *word; /* one word for norm reductions */
+    unsigned long long *bad;  /* one word: the first non-finite callback output */
     /* Host outputs of a dense solve: device mirrors of ys and each
      * sensitivity ([1 + nsens], each [rows, nt, nbatch] in the output
      * dtype), copied to the host once at the end; NULL: stores go to the
@@ -87,6 +88,15 @@ void ot__cuda_scatter(const double *src, void *dst, int f32, int64_t rows, int64
 void ot__cuda_nan_after(void *ys, int f32, const long long *counts, int64_t rows,
                         int64_t nt, int64_t nbatch);
 
+/* The lowest index of a NaN/Inf in v[0, count) into *index (-1: none) and
+ * its value into *value, through the device word `word`; synchronous. */
+cudaError_t ot__cuda_first_nonfinite(const double *v, int64_t count,
+                                     unsigned long long *word, int64_t *index,
+                                     double *value);
+/* v[0, count) = the unwritten NaN (solve/callback.h), before a callback's
+ * first call: a column it leaves is reported by name. */
+void ot__cuda_poison(double *v, int64_t count);
+
 /* ---- callbacks.cu --------------------------------------------------------- */
 
 /* The CVODE callbacks on device vectors. */
@@ -94,6 +104,16 @@ extern const ot__lockstep_callbacks ot__cuda_callbacks;
 /* Views over device storage, [rows, nbatch] f64 on L's device. */
 ot_view ot__cuda_view(const ot__lockstep *L, const double *d, int64_t rows);
 ot_view_mut ot__cuda_mut(const ot__lockstep *L, double *d, int64_t rows);
+/* Fills v[0, count) with the unwritten NaN before callback `which`'s first
+ * call in this batch (lockstep.h's OT__POISONED_*). */
+void ot__cuda_poison_first(ot__lockstep *L, unsigned which, double *v, int64_t count);
+/* What a callback wrote into device memory v ([rows, nbatch]), checked on
+ * the device as the CPU path checks it: NaN/Inf named by element and lane
+ * (recoverable a few times for rhs and jac), a column never written named as
+ * such. One small kernel and one word copied back per call. @return 0 or
+ * CVODE's code (1 retry, -1 stop). */
+int ot__cuda_finite(ot__lockstep *L, const char *name, const char *target,
+                    const double *v, int64_t rows, double t, ot__cb_kind kind);
 /* Records a failed CUDA call or a launch error after a user callback. */
 int ot__cuda_check(ot__lockstep *L, cudaError_t e, const char *what);
 

@@ -122,6 +122,21 @@ __global__ void scatter(const double *src, void *dst, int f32, int64_t rows, int
     }
 }
 
+/* The lowest index of a non-finite value into *first (atomicMin). */
+__global__ void first_bad(const double *v, int64_t count, unsigned long long *first)
+{
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < count && !isfinite(v[i]))
+        atomicMin(first, (unsigned long long)i);
+}
+
+__global__ void poison(double *v, int64_t count)
+{
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < count)
+        v[i] = __longlong_as_double((long long)OT__UNWRITTEN_BITS);
+}
+
 unsigned capped_grid(int64_t count)
 {
     const int64_t g = (count + 255) / 256;
@@ -183,4 +198,30 @@ void ot__cuda_scatter(const double *src, void *dst, int f32, int64_t rows, int64
                       int64_t nbatch, int64_t i)
 {
     scatter<<<capped_grid(rows * nbatch), 256>>>(src, dst, f32, rows, nt, nbatch, i);
+}
+
+cudaError_t ot__cuda_first_nonfinite(const double *v, int64_t count,
+                                     unsigned long long *word, int64_t *index,
+                                     double *value)
+{
+    unsigned long long first = ~0ULL;
+    *index = -1;
+    cudaError_t e = cudaMemcpy(word, &first, sizeof first, cudaMemcpyHostToDevice);
+    if (e == cudaSuccess && count > 0) {
+        first_bad<<<OT_CUDA_GRID(count)>>>(v, count, word);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess)
+        e = cudaMemcpy(&first, word, sizeof first, cudaMemcpyDeviceToHost);
+    if (e == cudaSuccess && first != ~0ULL) {
+        *index = (int64_t)first;
+        e = cudaMemcpy(value, v + first, sizeof *value, cudaMemcpyDeviceToHost);
+    }
+    return e;
+}
+
+void ot__cuda_poison(double *v, int64_t count)
+{
+    if (count > 0)
+        poison<<<OT_CUDA_GRID(count)>>>(v, count);
 }

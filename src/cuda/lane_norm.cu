@@ -54,7 +54,10 @@ sunrealtype lane_norm(N_Vector x, N_Vector w, N_Vector id)
     lane_sumsq<<<OT_CUDA_GRID(nbatch)>>>(ot__dptr(x), ot__dptr(w),
                                          id ? ot__dptr(id) : NULL, n, nbatch, lane_mask,
                                          lane_word);
-    if (cudaMemcpy(&word, lane_word, sizeof word, cudaMemcpyDeviceToHost) != cudaSuccess)
+    /* A launch that failed leaves the word at 0: a norm of 0 would accept
+     * every step. NaN fails CVODE's tests instead, and the batch stops. */
+    if (cudaGetLastError() != cudaSuccess ||
+        cudaMemcpy(&word, lane_word, sizeof word, cudaMemcpyDeviceToHost) != cudaSuccess)
         return NAN; /* CVODE then fails its tests and the batch stops */
     double worst;
     memcpy(&worst, &word, sizeof worst);

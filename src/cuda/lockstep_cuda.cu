@@ -31,8 +31,8 @@ void state_free(ot__cuda_state *S)
 {
     if (S == NULL)
         return;
-    void *ptrs[] = {S->p,   S->pp, S->o,    S->o2,     S->yp,  S->ym,
-                    S->inc, S->g,  S->mask, S->counts, S->word};
+    void *ptrs[] = {S->p,   S->pp, S->o,    S->o2,     S->yp,   S->ym,
+                    S->inc, S->g,  S->mask, S->counts, S->word, S->bad};
     for (void *p : ptrs)
         cudaFree(p);
     for (int64_t k = 0; S->mirror && k < S->nmirror; k++)
@@ -84,11 +84,14 @@ int initial_state(ot__lockstep *L)
         if (ot__cuda_check(L, upload(y, pl->y0, n, nbatch), "y0 upload"))
             return OT_ERR_SOLVER;
     } else {
+        ot__cuda_poison_first(L, OT__POISONED_INIT, y, n * nbatch);
         int rc = ode->init(ot__cuda_view(L, S->p, np), ot__cuda_mut(L, y, n), ode->user);
         if (rc != 0 || cudaGetLastError() != cudaSuccess) {
             ot__cb_note(&L->cb, -1, "init returned %d", rc);
             return OT_ERR_CALLBACK;
         }
+        if (ot__cuda_finite(L, "init", "y0", y, n, NAN, OT__CB_FINAL) != 0)
+            return OT_ERR_CALLBACK;
     }
     for (int64_t j = 0; pl->kind == OT__SENS && j < np; j++) {
         N_VConst(0.0, L->yS[j]);
@@ -179,7 +182,7 @@ int make_solver(ot__lockstep *L, const ot__plan *pl, ot__cuda_state *S)
         !dalloc(&S->mask, nbatch) ||
         cudaMallocHost((void **)&S->stage, (rows * nbatch + 1) * sizeof(double)) !=
             cudaSuccess ||
-        !dalloc(&S->counts, nbatch) || !dalloc(&S->word, 1) ||
+        !dalloc(&S->counts, nbatch) || !dalloc(&S->word, 1) || !dalloc(&S->bad, 1) ||
         cudaMemset(S->mask, 0, nbatch) != cudaSuccess ||
         ot__sun_context_new(&L->ctx, &L->cb) != 0)
         return OT_ERR_NOMEM;
@@ -203,10 +206,13 @@ const double *device_rows(ot__lockstep *L, double t, const double *y, int *st)
     *st = OT_OK;
     if (!ode->out)
         return y;
+    ot__cuda_poison_first(L, OT__POISONED_OUT, S->o, L->rows * L->nbatch);
     int rc = ode->out(t, ot__cuda_view(L, y, L->n), ot__cuda_view(L, S->p, L->np),
                       ot__cuda_mut(L, S->o, L->rows), ode->user);
     if (rc != 0 || cudaGetLastError() != cudaSuccess) {
         ot__cb_returned(&L->cb, "out", rc, t, OT__CB_FINAL);
+        *st = OT_ERR_CALLBACK;
+    } else if (ot__cuda_finite(L, "out", "o", S->o, L->rows, t, OT__CB_FINAL) != 0) {
         *st = OT_ERR_CALLBACK;
     }
     return S->o;
@@ -452,8 +458,13 @@ extern "C" int ot__cuda_alloc_output(ot_tensor **out, const ot__plan *pl,
         const int64_t shape[3] = {pl->rows, pl->nt, pl->nbatch};
         return ot__tensor_alloc(out, (ot_dtype)pl->ode->out_dtype, 3, shape, name);
     }
-    const int st = use_device(pl);
-    return st == OT_OK ? device_tensor(out, pl, name) : st;
+    int prev = 0;
+    cudaGetDevice(&prev);
+    int st = use_device(pl);
+    if (st == OT_OK)
+        st = device_tensor(out, pl, name);
+    cudaSetDevice(prev); /* the caller's current device, as it was */
+    return st;
 }
 
 extern "C" int ot__cuda_pad_outputs(const ot__plan *pl, ot_solution *sol)
@@ -471,7 +482,9 @@ extern "C" int ot__cuda_pad_outputs(const ot__plan *pl, ot_solution *sol)
         for (int64_t j = 0; j < sol->nsens; j++)
             ot__cuda_nan_after(ot_tensor_layout(sol->sens[j])->data, f32, counts,
                                pl->rows, pl->nt, pl->nbatch);
-        e = cudaDeviceSynchronize();
+        e = cudaGetLastError(); /* a launch that failed: no padding written */
+        const cudaError_t s = cudaDeviceSynchronize();
+        e = e != cudaSuccess ? e : s;
     }
     cudaFree(counts);
     return e == cudaSuccess
@@ -482,6 +495,10 @@ extern "C" int ot__cuda_pad_outputs(const ot__plan *pl, ot_solution *sol)
 
 extern "C" int ot__cuda_run(const ot__plan *pl, const ot__sink *sk)
 {
+    /* The caller's current device comes back at the end: a library call
+     * must not move a program's later CUDA work to another GPU. */
+    int prev = 0;
+    cudaGetDevice(&prev);
     int st = use_device(pl);
     if (st != OT_OK)
         return st;
@@ -495,12 +512,20 @@ extern "C" int ot__cuda_run(const ot__plan *pl, const ot__sink *sk)
         S->device = pl->ode->device.id;
         make_mirrors(S, pl, sk->sol);
         st = ot__lockstep_solve(&L, sk, make_solver(&L, pl, S), "CUDA lockstep");
-        cudaDeviceSynchronize();
+        /* An error here (a kernel that faulted after its launch was
+         * checked) makes every number on the device suspect: the call
+         * fails, whatever the lanes said. */
+        const cudaError_t e = cudaDeviceSynchronize();
+        if (e != cudaSuccess && (st == OT_OK || st == OT_ERR_LANES_FAILED))
+            st = ot__fail(OT_ERR_DEVICE,
+                          "CUDA lockstep: the device failed during the solve: %s",
+                          cudaGetErrorString(e));
         if (S->mirror) {
             const int copied = copy_mirrors(S, sk->sol);
             st = st == OT_OK ? copied : st;
         }
     }
     free_solver(&L);
+    cudaSetDevice(prev);
     return st;
 }

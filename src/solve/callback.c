@@ -59,8 +59,16 @@ int ot__cb_nonfinite(ot__cb *c, const char *name, const char *target, const doub
     int64_t k = 0;
     while (k < count && isfinite(v[k]))
         k++;
+    return ot__cb_nonfinite_at(c, name, target, k, k < count ? v[k] : NAN, rows, lane0, t,
+                               kind);
+}
+
+int ot__cb_nonfinite_at(ot__cb *c, const char *name, const char *target, int64_t k,
+                        double value, int64_t rows, int64_t lane0, double t,
+                        ot__cb_kind kind)
+{
     const long long row = (long long)(k % rows), lane = (long long)(lane0 + k / rows);
-    if (k < count && unwritten(v[k]))
+    if (unwritten(value))
         return ot__cb_note(c, -1,
                            "%s did not write %s for lane %lld: in OT_LOCKSTEP mode a "
                            "callback gets every lane at once and must write every column "

@@ -75,6 +75,12 @@ int ot__cb_nonfinite(ot__cb *c, const char *name, const char *target, const doub
                      int64_t rows, int64_t lanes, int64_t lane0, double t,
                      ot__cb_kind kind);
 
+/* As ot__cb_nonfinite for a value already found: element k (row k % rows of
+ * lane lane0 + k / rows) holds value (CUDA finds it on the device). */
+int ot__cb_nonfinite_at(ot__cb *c, const char *name, const char *target, int64_t k,
+                        double value, int64_t rows, int64_t lane0, double t,
+                        ot__cb_kind kind);
+
 /* Checks what callback `name` wrote into v, [rows, lanes] compact:
  * @return 0 when all finite, else ot__cb_nonfinite's code. The all-finite
  * case, on every callback call, is one branch-free pass here in line: x * 0

@@ -19,19 +19,6 @@
 #define OT__HD __host__ __device__
 #else
 #define OT__HD
-/* Column j of a lane's block from f at the perturbed state (ft) and at y
- * (fd): CVODE's (1 / inc) * (ft - fd) (N_VLinearSum(1/inc, ft, -1/inc, fd)
- * is c * (x - y) in SUNDIALS' serial vector), not (ft - fd) / inc, which
- * rounds differently: every driver forms it here so that one lane of
- * lockstep, lanes mode and raw CVODE agree bit for bit. */
-static inline OT__HD void ot__dq_column(const double *ft, const double *fd, double inc,
-                                        double *col, int64_t n)
-{
-    const double inv = 1.0 / inc;
-    for (int64_t i = 0; i < n; i++)
-        col[i] = inv * (ft[i] - fd[i]);
-}
-
 #endif
 
 /* Central-difference step for a parameter of value v. */
@@ -55,6 +42,19 @@ static inline OT__HD double ot__dq_min_inc(const double *f, const double *w, int
 static inline OT__HD double ot__dq_inc(double y, double w, double min_inc)
 {
     return fmax(sqrt(DBL_EPSILON) * fabs(y), min_inc / w);
+}
+
+/* Column j of a lane's block from f at the perturbed state (ft) and at y
+ * (fd): CVODE's (1 / inc) * (ft - fd) (N_VLinearSum(1/inc, ft, -1/inc, fd)
+ * is c * (x - y) in SUNDIALS' serial vector), not (ft - fd) / inc, which
+ * rounds differently: every driver forms it here so that one lane of
+ * lockstep, lanes mode and raw CVODE agree bit for bit. */
+static inline OT__HD void ot__dq_column(const double *ft, const double *fd, double inc,
+                                        double *col, int64_t n)
+{
+    const double inv = 1.0 / inc;
+    for (int64_t i = 0; i < n; i++)
+        col[i] = inv * (ft[i] - fd[i]);
 }
 
 #endif

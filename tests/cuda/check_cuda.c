@@ -330,6 +330,38 @@ START_TEST(callback_failure)
 }
 END_TEST
 
+/* The GPU path checks what callbacks write as the CPU path does (issue 13,
+ * item 19): NaN from lane 3 names lane 3; a callback written for one lane
+ * names lane 1 as never written. The device the caller had comes back. */
+START_TEST(device_callbacks_are_checked_like_host_ones)
+{
+    double k[64], y0 = 1, t[3] = {0.25, 1.5, 2.5};
+    for (int b = 0; b < 64; b++)
+        k[b] = 0.1 + 0.01 * b;
+    for (int which = 0; which < 2; which++) {
+        ot_ode *ode;
+        ck_assert_int_eq(
+            ot_ode_new(&ode, 1, 1, which ? decay_lane0_gpu : decay_nan_gpu, NULL), OT_OK);
+        ck_assert_int_eq(ot_ode_set_mode(ode, OT_LOCKSTEP), OT_OK);
+        ck_assert_int_eq(ot_ode_set_device(ode, GPU), OT_OK);
+        ot_solution *s = NULL;
+        ck_assert_status(
+            ot_solve_dense(ode, hview(&y0, 1, 0), hview(k, 1, 64), hview(t, 3, 0), &s),
+            OT_ERR_LANES_FAILED,
+            which ? "rhs did not write dydt for lane 1" : "rhs wrote NaN or Inf at t = ");
+        if (!which)
+            ck_assert_msg(strstr(ot_solution_lane_message(s, 0), "to dydt[0] of lane 3"),
+                          "%s", ot_solution_lane_message(s, 0));
+        ck_assert_int_eq(ot_solution_lane_status(s, 10), OT_ERR_CALLBACK);
+        ot_solution_free(s);
+        ot_ode_free(ode);
+    }
+    int dev = -1;
+    ck_assert_int_eq(cuda_current_device(&dev), 0);
+    ck_assert_int_eq(dev, 0);
+}
+END_TEST
+
 int main(void)
 {
     int count = 0;
@@ -340,7 +372,7 @@ int main(void)
     int skipped = 0;
     if (count == 0) {
         tcase_add_test(tc, no_device_is_a_clean_status);
-        skipped = 10; /* the GPU tests below */
+        skipped = 11; /* the GPU tests below */
     } else {
         tcase_add_loop_test(tc, robertson_gpu_matches_cpu, 0, 3);
         tcase_add_test(tc, device_outputs_and_inputs);
@@ -350,6 +382,7 @@ int main(void)
         tcase_add_test(tc, roots_per_lane);
         tcase_add_test(tc, callback_failure);
         tcase_add_test(tc, steps_end_at_roots);
+        tcase_add_test(tc, device_callbacks_are_checked_like_host_ones);
     }
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

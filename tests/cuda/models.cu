@@ -100,3 +100,36 @@ extern "C" int to_host(double *dst, const void *src, size_t bytes)
 {
     return cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost) == cudaSuccess ? 0 : -1;
 }
+
+/* Lane `bad` writes NaN once t > 0.5 (the others decay). */
+__global__ static void decay_nan_k(const double *y, const double *k, double *d,
+                                   int64_t nb, int64_t bad, int late)
+{
+    const int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (b < nb)
+        d[b] =
+            b == bad && late ? __longlong_as_double(0x7ff8000000000000LL) : -k[b] * y[b];
+}
+
+extern "C" int decay_nan_gpu(double t, ot_view y, ot_view p, ot_view_mut d, void *u)
+{
+    (void)u;
+    const int64_t nb = y.layout.shape[1];
+    decay_nan_k<<<blocks(nb), 256>>>(ot_view_col_f64(y, 0, 0), ot_view_col_f64(p, 0, 0),
+                                     ot_view_mut_col_f64(d, 0, 0), nb, 3, t > 0.5);
+    return launched();
+}
+
+extern "C" int decay_lane0_gpu(double t, ot_view y, ot_view p, ot_view_mut d, void *u)
+{
+    (void)t, (void)u;
+    /* Written for one lane: only column 0. */
+    decay_k<<<1, 1>>>(ot_view_col_f64(y, 0, 0), ot_view_col_f64(p, 0, 0),
+                      ot_view_mut_col_f64(d, 0, 0), 1);
+    return launched();
+}
+
+extern "C" int cuda_current_device(int *dev)
+{
+    return cudaGetDevice(dev) == cudaSuccess ? 0 : -1;
+}
