@@ -6,7 +6,12 @@
  *   MODE lanes1 | lanes2 | lockstep: prints seconds, steps, peak RSS, and the
  *   largest error of any lane in units of its tolerance (rtol |y| + atol).
  *   lockstep with block > 0: blocks of that many lanes on `threads` threads
- *   (ot_ode_set_lockstep_block). */
+ *   (ot_ode_set_lockstep_block).
+ * Environment: RB_SPREAD_DECADES=D (D > 0) spreads the slow rate k1 over D
+ *   decades (factor 10^(D (u - 1/2)), u uniform in [0, 1) from the same
+ *   splitmix64 stream) instead of +-10 %: lanes with their own time scales.
+ *   (Spreading the fast rates too makes lanes of both modes overflow at 4
+ *   decades.) */
 #include "robertson_ot.h"
 
 #include <string.h>
@@ -54,6 +59,15 @@ int main(int argc, char **argv)
                         : strcmp(mode, "lanes2") ? 1
                                                  : 2;
     double *k = rb_make_rates(nb), t[RB_NT];
+    const char *spread = getenv("RB_SPREAD_DECADES");
+    if (spread && atof(spread) > 0) {
+        /* Undo the +-10 % factor (0.9 + 0.2 u) to recover u, then spread. */
+        static const double base[RB_N] = {0.04, 1e4, 3e7};
+        for (int64_t i = 0; i < nb * RB_N; i += RB_N) {
+            const double u = (k[i] / base[0] - 0.9) / 0.2;
+            k[i] = base[0] * pow(10.0, atof(spread) * (u - 0.5));
+        }
+    }
     rb_times(t);
     ot_solution *sol = NULL, *ref = NULL;
     const double a = rb_seconds();

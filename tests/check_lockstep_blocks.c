@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "solve_common.h"
+#include "solve/solve.h" /* ot__lockstep_auto_block */
 #include "suites.h"
 
 enum { NB = 37, BLOCK = 8, NT = 12 }; /* 5 blocks, the last of 5 lanes */
@@ -178,6 +179,40 @@ START_TEST(each_block_equals_its_lanes_solved_alone)
 }
 END_TEST
 
+/* Block 0 (the default) is a size chosen from n alone: for Robertson (n = 3)
+ * 256 lanes, the bits of an explicit block of 256 with 1 or 2 threads, and
+ * not those of one block of every lane. */
+START_TEST(the_default_block_is_chosen_from_n_alone)
+{
+    enum { NBIG = 600 };
+    static double p[3 * NBIG];
+    rober_rates(p, NBIG);
+    ck_assert_int_eq(ot__lockstep_auto_block(3), 256);
+    ck_assert_int_eq(ot__lockstep_auto_block(1), 1024);
+    ck_assert_int_eq(ot__lockstep_auto_block(16), 32);
+    ck_assert_int_eq(ot__lockstep_auto_block(256), 16);
+    ot_ode *dflt = make(DENSE, 0, 1), *one = make(DENSE, NBIG, 1);
+    ot_solution *ref = NULL, *whole = NULL;
+    ck_assert_status(solve(DENSE, dflt, p, 0, NBIG, &ref), OT_OK, NULL);
+    ck_assert_status(solve(DENSE, one, p, 0, NBIG, &whole), OT_OK, NULL);
+    ot_ode *explicit256 = make(DENSE, 256, 2);
+    ot_solution *s = NULL;
+    ck_assert_status(solve(DENSE, explicit256, p, 0, NBIG, &s), OT_OK, NULL);
+    for (int64_t b = 0; b < NBIG; b++)
+        assert_lane_same(s, b, ref, b);
+    ot_lane_stats a, w;
+    ot_solution_lane_stats(ref, 0, &a);
+    ot_solution_lane_stats(whole, 0, &w);
+    ck_assert_int_ne(a.steps, w.steps); /* 256 lanes' envelope, not 600's */
+    ot_solution_free(s);
+    ot_solution_free(ref);
+    ot_solution_free(whole);
+    ot_ode_free(explicit256);
+    ot_ode_free(dflt);
+    ot_ode_free(one);
+}
+END_TEST
+
 START_TEST(a_block_of_the_batch_or_more_is_one_block)
 {
     double p[3 * NB];
@@ -259,7 +294,7 @@ START_TEST(block_sizes_that_cannot_be_refused)
 {
     ot_ode *ode = make(DENSE, 0, 1);
     ck_assert_status(ot_ode_set_lockstep_block(ode, -1), OT_ERR_VALUE,
-                     "lockstep_block: -1; must be >= 0 (0: one block of every lane)");
+                     "lockstep_block: -1; must be >= 0 (0: chosen from the state count)");
     ck_assert_status(ot_ode_set_lockstep_block(NULL, 4), OT_ERR_ARG,
                      "ot_ode_set_lockstep_block: ode is NULL");
     /* CUDA runs the whole batch as one block: a smaller one is refused
@@ -286,6 +321,7 @@ Suite *lockstep_blocks_suite(void)
     tcase_add_loop_test(tc, the_thread_count_never_changes_a_bit, 0, NKINDS);
     tcase_add_loop_test(tc, each_block_equals_its_lanes_solved_alone, 0, NKINDS);
     tcase_add_test(tc, a_block_of_the_batch_or_more_is_one_block);
+    tcase_add_test(tc, the_default_block_is_chosen_from_n_alone);
     tcase_add_test(tc, a_failing_lane_stops_its_own_block_only);
     tcase_add_test(tc, progress_counts_lanes_block_by_block);
     tcase_add_test(tc, block_sizes_that_cannot_be_refused);

@@ -28,8 +28,8 @@ export type CallbackResult = number | void;
  * inputs, as in C: copies, so writing into them changes nothing; dydt [n, k]
  * is a view over wasm memory, valid only during the call. k = 1 in 'lanes' mode
  * (lane = that lane's index); in 'lockstep' mode k = the lanes of the block
- * being solved and lane = its first lane (one block of nbatch lanes, lane 0,
- * unless lockstepBlock is set).
+ * being solved and lane = its first lane (blocks of a size chosen from
+ * nstates unless lockstepBlock is set).
  */
 export type RhsFunction = (t: number, y: Float64Array, p: Float64Array, dydt: Float64Array,
   k: number, lane: number) => CallbackResult;
@@ -73,7 +73,8 @@ export interface SolveOptions {
   stabilityLimitDetection?: boolean;
   /** 'lockstep': solve the lanes in blocks of this many, one lockstep
    * integrator each (in order: wasm here has one thread). Results depend on
-   * the block size only; 0 (default): one block of every lane. */
+   * the block size only; 0 (default): chosen from nstates alone (3 or 4
+   * states: 256 lanes; 16: 32; 64 or more: 16); nbatch or more: one block. */
   lockstepBlock?: number;
   /** Sensitivity tolerances; 0 (default) lets CVODES estimate them. */
   sensRtol?: number;

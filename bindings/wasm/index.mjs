@@ -404,7 +404,7 @@ class OdeTensor {
     if (o.lockstepBlock !== undefined) {
       const v = this.#num(o.lockstepBlock, 'options.lockstepBlock');
       if (!Number.isInteger(v) || Math.abs(v) > INT_MAX)
-        throw this.#error(OT_ERR_ARG, `options.lockstepBlock: ${v}; expected an integer >= 0 (0: one block of every lane)`);
+        throw this.#error(OT_ERR_ARG, `options.lockstepBlock: ${v}; expected an integer >= 0 (0: chosen from nstates)`);
       this.#check(m._otw_set_lockstep_block(P, v));
     }
     if (o.maxOrder !== undefined) {

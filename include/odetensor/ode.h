@@ -6,14 +6,16 @@
  *
  * Callbacks get views over the k lanes they are asked for, pointing straight
  * into solver storage and valid only during the call: k = 1 in OT_LANES mode,
- * k = nbatch in OT_LOCKSTEP mode. Loop over the columns b < y.layout.shape[1]
+ * k = the lanes of a block in OT_LOCKSTEP mode (ot_ode_set_lockstep_block; a
+ * column left unwritten fails the block, naming the lane). Loop over the
+ * columns b < y.layout.shape[1]
  * and one callback serves both modes; read with ot_view_col_f64(y, b, 0),
  * write with ot_view_mut_col_f64(dydt, b, 0) (columns are contiguous doubles;
  * the Jacobian's block for lane b starts at ot_view_mut_col_f64(J, 0, b),
  * n x n column-major, and arrives zeroed). Return 0 on success, > 0 for a
  * recoverable failure (the solver retries with a smaller step; not for root
  * functions, where any nonzero stops), < 0 to stop the lane (in lockstep:
- * the batch). NaN or Inf written by a callback counts as
+ * its block). NaN or Inf written by a callback counts as
  * recoverable a few times, then stops the lane. In OT_LANES mode callbacks
  * run on several worker threads at once (one lane per thread), so user data
  * they write must be per-lane or synchronised.
@@ -58,16 +60,18 @@ typedef enum ot_mode {
     /* One CVODE per lane on a thread pool (default): each lane has its own
      * steps, statistics and failures. */
     OT_LANES = 1,
-    /* One CVODE over all lanes as one [n, nbatch] vector: callbacks run once
-     * for all lanes, block-diagonal linear algebra, and a norm that is the
-     * maximum of the lanes' own WRMS norms, so every lane meets its own
-     * tolerance. Lanes share steps and statistics; a failing callback stops
-     * the whole batch (every running lane reports it); a root stops its own
+    /* One CVODE per block of lanes (ot_ode_set_lockstep_block) as one
+     * [n, lanes] vector: callbacks run once for the block's lanes,
+     * block-diagonal linear algebra, and a norm that is the maximum of the
+     * lanes' own WRMS norms, so every lane meets its own tolerance. A
+     * block's lanes share steps and statistics; a failing callback stops
+     * its block (every running lane of it reports it); a root stops its own
      * lane only. Fastest for small systems with many alike lanes: measured
-     * (BENCHMARKS.md, 2 cores) it beats OT_LANES on 2 threads at n = 3-4
-     * (Robertson 10,000 lanes: 4x on one thread, 9x in blocks on two) but
-     * loses from n = 16 on (a 1-D reaction-diffusion system: 0.4x at
-     * n = 16, 0.12x at n = 256; in blocks 0.6-0.7x). */
+     * (BENCHMARKS.md, 2 cores, default blocks) against OT_LANES on 2
+     * threads: Robertson 10,000 lanes 7x (4.4x with a rate spread over 2
+     * decades, 3.7x over 4); a 1-D reaction-diffusion system 2.7x at n = 4
+     * but 0.8x at n = 16, 0.7x at n = 64, 0.3x at n = 256: use OT_LANES
+     * from about n = 16 on. */
     OT_LOCKSTEP = 2
 } ot_mode;
 
@@ -136,9 +140,12 @@ OT_API int ot_ode_set_threads(ot_ode *ode, int threads);
  * smaller blocks follow the lanes more closely and stay in cache; larger
  * ones share more work per step. Results depend on the block size, never on
  * the thread count: lanes [k block, (k + 1) block) give the same bits as a
- * lockstep solve of those lanes alone. 0 (the default): one block of every
- * lane, on one thread. The CUDA solver runs the whole batch as one block
- * and refuses a smaller one. @return OT_OK, OT_ERR_ARG (ode NULL) or
+ * lockstep solve of those lanes alone, and a failing callback stops its own
+ * block. 0 (the default) picks a size from n alone, by measurement: about
+ * 256 KiB of working set a block, a power of two in [16, 4096] (n = 1: 1024,
+ * n = 3 or 4: 256, n = 16: 32, n >= 64: 16); a block of nbatch or more lanes
+ * is one block of every lane. The CUDA solver runs the whole batch as one
+ * block and refuses a smaller one. @return OT_OK, OT_ERR_ARG (ode NULL) or
  * OT_ERR_VALUE (block < 0). */
 OT_API int ot_ode_set_lockstep_block(ot_ode *ode, int64_t block);
 OT_API int ot_ode_set_output_dtype(ot_ode *ode, ot_dtype dtype);

@@ -288,9 +288,10 @@ int ot_ode_set_lockstep_block(ot_ode *ode, int64_t block)
 {
     NEED_ODE("ot_ode_set_lockstep_block");
     if (block < 0)
-        return ot__fail(OT_ERR_VALUE,
-                        "lockstep_block: %lld; must be >= 0 (0: one block of every lane)",
-                        (long long)block);
+        return ot__fail(
+            OT_ERR_VALUE,
+            "lockstep_block: %lld; must be >= 0 (0: chosen from the state count)",
+            (long long)block);
     ode->lockstep_block = block;
     return OT_OK;
 }

@@ -126,6 +126,25 @@ static int check_times(ot__plan *pl, ot_view t_eval)
     return ot__times_check_values(pl->t, pl->nt, pl->t0);
 }
 
+/* The default lockstep block for n states (ot_ode_set_lockstep_block 0):
+ * as many lanes as keep a block's working set, about 8 (n^2 + 20 n) bytes a
+ * lane (its Jacobian block and CVODE's vectors), near 256 KiB, rounded down
+ * to a power of two within [16, 4096]. Measured (BENCHMARKS.md, issue 12
+ * item 3, 2 threads): Robertson (n = 3) gets 256, within noise of the best
+ * block (256-1024: 7.0-7.4x lanes mode at +-10 % rates, 4.4x over 2 decades,
+ * 3.7x over 4); the Brusselator gets 256 at n = 4 (2.7x, best 2.8x at 64),
+ * 32 at n = 16 and 16 from n = 64 on, where lockstep still loses to lanes
+ * mode (0.8x, 0.7x) but least. A function of n alone, never of the thread
+ * count: results depend on the block size only. */
+static int64_t auto_block(int64_t n)
+{
+    const double bytes = 8.0 * ((double)n * (double)n + 20.0 * (double)n);
+    int64_t b = 4096;
+    while (b > 16 && (double)b * bytes > 262144.0)
+        b /= 2;
+    return b;
+}
+
 int ot__plan_make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
                   ot_view t_eval, double t_final, ot__kind kind)
 {
@@ -167,15 +186,15 @@ int ot__plan_make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
     if (ode->device.type == OT_CUDA && ode->mode != OT_LOCKSTEP)
         return ot__fail(OT_ERR_ARG, "device: CUDA solves run in OT_LOCKSTEP mode "
                                     "(ot_ode_set_mode)");
-    const int64_t want = ode->lockstep_block;
+    int64_t want = ode->lockstep_block;
     if (pl->solver->lockstep && want > 0 && want < pl->nbatch && pl->solver->whole_batch)
         return ot__fail(OT_ERR_ARG,
                         "lockstep_block: %lld; the %s solver runs the whole batch "
                         "(nbatch = %lld) as one block: set 0",
                         (long long)want, pl->solver->name, (long long)pl->nbatch);
-    pl->block = !pl->solver->lockstep           ? 1
-                : want > 0 && want < pl->nbatch ? want
-                                                : pl->nbatch;
+    if (want == 0)
+        want = pl->solver->whole_batch ? pl->nbatch : auto_block(pl->n);
+    pl->block = !pl->solver->lockstep ? 1 : want < pl->nbatch ? want : pl->nbatch;
     pl->threads = thread_count(ode, (pl->nbatch + pl->block - 1) / pl->block);
     /* Shapes, then the bytes the solve needs, before any value is read or
      * any copy made: a batch too big for memory is refused at once. */
@@ -213,6 +232,8 @@ int ot__plan_make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
     }
     return check_times(pl, t_eval);
 }
+
+int64_t ot__lockstep_auto_block(int64_t n) { return auto_block(n); }
 
 void ot__plan_free(ot__plan *pl)
 {

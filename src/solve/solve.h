@@ -82,6 +82,8 @@ const ot__solver *ot__solver_for(const ot_ode *ode);
 int ot__plan_make(ot__plan *plan, const ot_ode *ode, ot_view y0, ot_view params,
                   ot_view t_eval, double t_final, ot__kind kind);
 void ot__plan_free(ot__plan *plan);
+/* The lockstep block a CPU solve of n states uses when none is set. */
+int64_t ot__lockstep_auto_block(int64_t n);
 
 #ifdef __cplusplus
 }

@@ -9,7 +9,7 @@
  * y [n, k], p [np, k], out [rows, k] (jac: [n, n, k]) are compact column-major
  * f64 arrays valid only during the call; k = 1 in lanes mode (lane is then the
  * lane's index) and k = the block's lanes in lockstep mode (lane: the block's
- * first lane; one block of nbatch lanes, lane 0, unless lockstepBlock is set). The return
+ * first lane; blocks of a size chosen from n unless lockstepBlock is set). The return
  * codes are odetensor's: 0 ok, > 0 retry with a smaller step, < 0 stop the lane.
  *
  * Lanes run one after another on the calling thread (threads = 1): wasm here
