@@ -1,5 +1,5 @@
 # The CUDA backend (included by the Makefile). `make cuda` builds SUNDIALS
-# with NVECTOR_CUDA from Debian's source (cached in build/sundials-cuda), then
+# 7.1.1 with NVECTOR_CUDA from Debian's source (cached in build/sundials-cuda-7), then
 # build/cuda/libodetensor.a: the whole library with src/cuda/ in place of
 # src/cuda/none.c, plus its tests, the GPU example and the GPU benchmark.
 # No GPU is needed to build; the binaries say "skipped: no CUDA device".
@@ -8,7 +8,7 @@ NVCC ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard /usr/local/c
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 CUDA_ARCH ?= 90
 CB := build/cuda
-CUDA_SUN := build/sundials-cuda
+CUDA_SUN := build/sundials-cuda-7
 CUDA_STAMP := $(CUDA_SUN)/.built-$(CUDA_ARCH)
 CUDA_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -O2 -g -pthread -fPIC \
                -fvisibility=hidden -I$(CUDA_SUN)/include -Iinclude -Isrc -MMD -MP
@@ -19,7 +19,7 @@ CUDA_CU := $(wildcard src/cuda/*.cu)
 CUDA_OBJ := $(CUDA_CORE:%.c=$(CB)/obj/%.o) $(CUDA_CU:%.cu=$(CB)/obj/%.o)
 CUDA_SUN_LIBS := $(addprefix $(CUDA_SUN)/lib/libsundials_,cvodes.a nveccuda.a nvecserial.a \
                  sunmatrixdense.a sunlinsoldense.a sunnonlinsolfixedpoint.a \
-                 sunnonlinsolnewton.a generic.a)
+                 sunnonlinsolnewton.a core.a)
 # Everything but cuBLAS and libc linked statically, so the binaries also run
 # on a GPU machine whose image differs from this one (scripts/gpu-check.sh).
 CUDA_LDLIBS := $(CUDA_SUN_LIBS) -L$(CUDA_HOME)/lib64 -lcublas -lcudart_static -ldl -lrt \

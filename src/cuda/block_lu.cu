@@ -220,15 +220,15 @@ int ls_setup(SUNLinearSolver S, SUNMatrix A)
     solver_content *c = sc(S);
     int fail = 0;
     if (cudaMemsetAsync(c->fail, 0, sizeof(int)) != cudaSuccess)
-        return SUNLS_MEM_FAIL;
+        return OT__SUNLS_MEM_FAIL;
     if (c->handle) {
         block_pointers<<<OT_CUDA_GRID(c->nbatch)>>>(c->aptr, bc(A)->a, c->n * c->n,
                                                     c->nbatch);
         if (cudaGetLastError() != cudaSuccess)
-            return SUNLS_PACKAGE_FAIL_UNREC;
+            return OT__SUNLS_EXT_FAIL;
         if (cublasDgetrfBatched(c->handle, (int)c->n, c->aptr, (int)c->n, c->piv, c->info,
                                 (int)c->nbatch) != CUBLAS_STATUS_SUCCESS)
-            return SUNLS_PACKAGE_FAIL_UNREC;
+            return OT__SUNLS_EXT_FAIL;
         any_nonzero<<<OT_CUDA_GRID(c->nbatch)>>>(c->info, c->nbatch, c->fail);
     } else {
         lu_factor<<<OT_CUDA_GRID(c->nbatch)>>>(bc(A)->a, c->piv, c->n, c->nbatch,
@@ -237,7 +237,7 @@ int ls_setup(SUNLinearSolver S, SUNMatrix A)
     /* A failed launch leaves fail at 0: "factored" with nothing done. */
     if (cudaGetLastError() != cudaSuccess ||
         cudaMemcpy(&fail, c->fail, sizeof fail, cudaMemcpyDeviceToHost) != cudaSuccess)
-        return SUNLS_PACKAGE_FAIL_UNREC;
+        return OT__SUNLS_EXT_FAIL;
     c->last_flag = fail;
     return fail ? SUNLS_LUFACT_FAIL : OT__SUN_SUCCESS;
 }
@@ -252,17 +252,17 @@ int ls_solve(SUNLinearSolver S, SUNMatrix A, N_Vector x, N_Vector b, sunrealtype
         block_pointers<<<OT_CUDA_GRID(c->nbatch)>>>(c->bptr, ot__dptr(x), c->n,
                                                     c->nbatch);
         if (cudaGetLastError() != cudaSuccess)
-            return SUNLS_PACKAGE_FAIL_UNREC;
+            return OT__SUNLS_EXT_FAIL;
         if (cublasDgetrsBatched(c->handle, CUBLAS_OP_N, (int)c->n, 1, c->aptr, (int)c->n,
                                 c->piv, c->bptr, (int)c->n, &info,
                                 (int)c->nbatch) != CUBLAS_STATUS_SUCCESS ||
             info != 0)
-            return SUNLS_PACKAGE_FAIL_UNREC;
+            return OT__SUNLS_EXT_FAIL;
     } else {
         lu_solve<<<OT_CUDA_GRID(c->nbatch)>>>(bc(A)->a, c->piv, ot__dptr(x), c->n,
                                               c->nbatch);
     }
-    return cudaGetLastError() == cudaSuccess ? OT__SUN_SUCCESS : SUNLS_PACKAGE_FAIL_UNREC;
+    return cudaGetLastError() == cudaSuccess ? OT__SUN_SUCCESS : OT__SUNLS_EXT_FAIL;
 }
 
 sunindextype ls_last_flag(SUNLinearSolver S) { return sc(S)->last_flag; }

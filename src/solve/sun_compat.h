@@ -15,8 +15,13 @@ extern "C" {
 
 #if SUNDIALS_VERSION_MAJOR >= 7
 #define OT__SUN_SUCCESS SUN_SUCCESS /* linear solvers' success */
+/* linear solvers' unrecoverable failures: out of memory, an outside library */
+#define OT__SUNLS_MEM_FAIL SUN_ERR_MEM_FAIL
+#define OT__SUNLS_EXT_FAIL SUN_ERR_EXT_FAIL
 #else
 #define OT__SUN_SUCCESS SUNLS_SUCCESS
+#define OT__SUNLS_MEM_FAIL SUNLS_MEM_FAIL
+#define OT__SUNLS_EXT_FAIL SUNLS_PACKAGE_FAIL_UNREC
 #endif
 
 /* A new SUNContext for one solver instance whose errors go to cb->cv_msg
