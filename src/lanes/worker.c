@@ -27,12 +27,13 @@ static int rhs_wrap(sunrealtype t, N_Vector y, N_Vector ydot, void *ud)
         return -1;
     const ot_ode *ode = w->plan->ode;
     double *d = N_VGetArrayPointer(ydot);
-    /* The views' shapes never change: only the data pointers do. (Building
-     * them per call, or copying the templates before setting the pointers,
-     * measured slower: bench/interleave, issue 12.) */
-    w->yview.layout.data = N_VGetArrayPointer(y);
-    w->dview.layout.data = d;
-    int rc = ode->rhs(t, w->yview, w->p, w->dview, ode->user);
+    /* The views are built here, straight into the call's arguments: a
+     * template with only its data pointer stored just before the call made
+     * the copy into the arguments wait on that store (store forwarding).
+     * Interleaved against raw CVODE (bench/interleave, 4 runs each):
+     * odetensor / raw 1.095-1.104 built here, 1.126-1.142 from templates. */
+    int rc = ode->rhs(t, ot__view_compact(N_VGetArrayPointer(y), w->n, 1), w->p,
+                      ot__view_mut_compact(d, w->n, 1), ode->user);
     if (rc != 0)
         return ot__cb_returned(&w->cb, "rhs", rc, t, OT__CB_RETRY);
     return ot__cb_finite(&w->cb, "rhs", "dydt", d, w->n, 1, w->lane, t, OT__CB_RETRY);
@@ -150,8 +151,6 @@ int ot__lanes_worker_new(ot__lanes_worker **out, const ot__plan *pl)
         return ot__fail(OT_ERR_NOMEM, "solve: cannot allocate a worker");
     w->plan = pl;
     w->n = pl->n;
-    w->yview = ot__view_compact(NULL, pl->n, 1);
-    w->dview = ot__view_mut_compact(NULL, pl->n, 1);
     w->steps.width = pl->rows;
     const size_t n = (size_t)pl->n, np = (size_t)pl->np, rows = (size_t)pl->rows;
     /* scratch: ys, y0, yp, ym (n each); out, diff (rows each); for sens, the
