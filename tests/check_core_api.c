@@ -23,9 +23,15 @@ static int root_fn(double t, ot_view y, ot_view p, ot_view_mut g, void *u)
     return 0;
 }
 
+static int event_fn(double t, int root, ot_view_mut y, ot_view_mut p, void *u)
+{
+    (void)t, (void)root, (void)y, (void)p, (void)u;
+    return 0;
+}
+
 /* Each change below can alter a lane's result, so each must change the
  * fingerprint that ranks compare. */
-enum { NCHANGES = 19 };
+enum { NCHANGES = 21 };
 
 static void change(ot_ode *ode, int which)
 {
@@ -90,6 +96,12 @@ static void change(ot_ode *ode, int which)
     case 18:
         st = ot_ode_set_stability_limit_detection(ode, 1);
         break;
+    case 19:
+        st = ot_ode_set_max_events(ode, 7);
+        break;
+    case 20:
+        st = ot_ode_set_event_handler(ode, event_fn);
+        break;
     default:
         break;
     }
@@ -105,6 +117,23 @@ START_TEST(every_option_that_changes_results_changes_the_fingerprint)
     ck_assert_msg(fingerprint(b) != base, "change %d kept the fingerprint", _i);
     ot_ode_free(a);
     ot_ode_free(b);
+}
+END_TEST
+
+/* Root directions and event actions are per root function: each entry
+ * enters the fingerprint. */
+START_TEST(root_directions_and_event_actions_change_the_fingerprint)
+{
+    ot_ode *a = decay_ode(2, 1e-6, 1e-9);
+    ck_assert_status(ot_ode_set_roots(a, 1, root_fn), OT_OK, NULL);
+    const uint64_t base = fingerprint(a);
+    const int rising = OT_ROOT_RISING, record = OT_EVENT_RECORD;
+    ck_assert_status(ot_ode_set_root_directions(a, &rising), OT_OK, NULL);
+    const uint64_t dir = fingerprint(a);
+    ck_assert(dir != base);
+    ck_assert_status(ot_ode_set_event_actions(a, &record), OT_OK, NULL);
+    ck_assert(fingerprint(a) != dir && fingerprint(a) != base);
+    ot_ode_free(a);
 }
 END_TEST
 
@@ -220,6 +249,7 @@ Suite *core_api_suite(void)
     tcase_add_loop_test(tc, every_option_that_changes_results_changes_the_fingerprint, 0,
                         NCHANGES);
     tcase_add_test(tc, threads_and_progress_leave_the_fingerprint_alone);
+    tcase_add_test(tc, root_directions_and_event_actions_change_the_fingerprint);
     tcase_add_test(tc, time_checks_name_the_time_that_breaks_a_rule);
     tcase_add_loop_test(tc, a_solve_reports_to_the_progress_hook_it_is_given, 0, 2);
     tcase_add_test(tc, the_solver_table_picks_by_mode_and_device);

@@ -45,8 +45,16 @@ typedef int (*ot_jac_fn)(double t, ot_view y, ot_view p, ot_view_mut J, void *us
 typedef int (*ot_init_fn)(ot_view p, ot_view_mut y0, void *user);
 /* o[nout, k] = g(t, y, p): what the solution records instead of y. */
 typedef int (*ot_out_fn)(double t, ot_view y, ot_view p, ot_view_mut o, void *user);
-/* g[nroots, k]: a sign change of any g_i stops the lane at the event. */
+/* g[nroots, k]: a sign change of any g_i is an event (by default it stops
+ * the lane there; ot_ode_set_event_actions, ot_ode_set_root_directions). */
 typedef int (*ot_root_fn)(double t, ot_view y, ot_view p, ot_view_mut g, void *user);
+/* An event handler: root `root` of the lane fired at t. y [n, 1] and
+ * p [np, 1] are that lane's state and parameters, writable: the lane goes on
+ * from what the handler leaves there (the integrator restarts at t: order 1,
+ * a new first step). Called once per lane and event, in every mode
+ * (lockstep too: [n, 1] views of that lane). Return 0, or < 0 to fail the
+ * lane (NaN/Inf left in y fails it too). */
+typedef int (*ot_event_fn)(double t, int root, ot_view_mut y, ot_view_mut p, void *user);
 /* Lanes finished so far out of total; called from worker threads, one call at
  * a time, in increasing order of done. */
 typedef void (*ot_progress_fn)(int64_t done, int64_t total, void *user);
@@ -98,6 +106,36 @@ OT_API int ot_ode_set_init(ot_ode *ode, ot_init_fn init);
 OT_API int ot_ode_set_out(ot_ode *ode, int64_t nout, ot_out_fn out);
 OT_API int ot_ode_set_roots(ot_ode *ode, int64_t nroots, ot_root_fn root);
 OT_API int ot_ode_set_progress(ot_ode *ode, ot_progress_fn progress, void *user);
+
+/* Which crossings of root function i count: rising (g_i goes from < 0 to
+ * > 0), falling, or both (the default). */
+typedef enum ot_root_direction {
+    OT_ROOT_FALLING = -1,
+    OT_ROOT_BOTH = 0,
+    OT_ROOT_RISING = 1
+} ot_root_direction;
+/* What an event (a root that fires) does to its lane. */
+typedef enum ot_event_action {
+    OT_EVENT_STOP = 0,   /* the lane stops there (the default; ot_solution_lane_root) */
+    OT_EVENT_RECORD = 1, /* recorded; the lane goes on */
+    OT_EVENT_HANDLE = 2  /* recorded, the event handler changes the lane, it goes on */
+} ot_event_action;
+/* One direction per root function (nroots ints from ot_ode_set_roots,
+ * copied); NULL restores OT_ROOT_BOTH. Set after ot_ode_set_roots, which
+ * resets them. Every mode. @return OT_OK, OT_ERR_ARG (no roots) or
+ * OT_ERR_VALUE (naming the entry). */
+OT_API int ot_ode_set_root_directions(ot_ode *ode, const int *directions);
+/* One action per root function (nroots ints, copied); NULL restores
+ * OT_EVENT_STOP for all. Recorded events come back in the solution
+ * (ot_solution_event_tensor). Set after ot_ode_set_roots, which resets
+ * them. @return OT_OK, OT_ERR_ARG (no roots) or OT_ERR_VALUE. */
+OT_API int ot_ode_set_event_actions(ot_ode *ode, const int *actions);
+/* The handler OT_EVENT_HANDLE roots call (NULL removes it; a solve with
+ * OT_EVENT_HANDLE and no handler is refused). */
+OT_API int ot_ode_set_event_handler(ot_ode *ode, ot_event_fn handler);
+/* At most max_events recorded events per lane (>= 1; default 10,000); a
+ * lane with more fails alone (OT_ERR_SOLVER), keeping what it recorded. */
+OT_API int ot_ode_set_max_events(ot_ode *ode, int64_t max_events);
 
 /* Options. Each checks its value and returns OT_OK, or OT_ERR_ARG /
  * OT_ERR_VALUE with a message naming the option and the rule. */

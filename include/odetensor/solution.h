@@ -103,6 +103,27 @@ OT_API int64_t ot_solution_lane_count(const ot_solution *sol, int64_t b);
  * event time; -1 and NaN when none fired. @return OT_OK or OT_ERR_ARG. */
 OT_API int ot_solution_lane_root(const ot_solution *sol, int64_t b, int *index,
                                  double *time);
+/* Recorded events (roots with OT_EVENT_RECORD or OT_EVENT_HANDLE): which
+ * tensor, NaN past each lane's count, m the largest count (1 at least):
+ *   OT_EVENT_TIMES   [m, nbatch]     the event times
+ *   OT_EVENT_ROOTS   [m, nbatch]     which root function fired (as f64)
+ *   OT_EVENT_BEFORE  [n, m, nbatch]  the state at the event
+ *   OT_EVENT_AFTER   [n, m, nbatch]  the state the lane went on from (the
+ *                                    handler's; = before for RECORD)
+ * Simultaneous roots of a lane are separate events, in root order. Still
+ * owned by the solution (NULL when the problem records no events, or once
+ * taken). */
+typedef enum ot_event_tensor {
+    OT_EVENT_TIMES = 0,
+    OT_EVENT_ROOTS = 1,
+    OT_EVENT_BEFORE = 2,
+    OT_EVENT_AFTER = 3
+} ot_event_tensor;
+OT_API const ot_tensor *ot_solution_event_tensor(const ot_solution *sol, int which);
+/* Takes ownership of an event tensor (NULL when taken or none). */
+OT_API ot_tensor *ot_solution_take_event_tensor(ot_solution *sol, int which);
+/* Lane b's number of recorded events (0 when none or b out of range). */
+OT_API int64_t ot_solution_lane_event_count(const ot_solution *sol, int64_t b);
 /* Lane b's statistics. @return OT_OK or OT_ERR_ARG. */
 OT_API int ot_solution_lane_stats(const ot_solution *sol, int64_t b, ot_lane_stats *out);
 

@@ -13,6 +13,7 @@
 #include "solve/cv_advance.h"
 #include "solve/cv_setup.h"
 #include "solve/dq.h"
+#include "solve/events.h"
 #include "solve/output.h"
 #include "tensor/tensor_impl.h"
 
@@ -163,22 +164,60 @@ static double *state_dst(ot__lanes_worker *w, const ot__sink *sk, int64_t i, int
     return w->ys_scratch;
 }
 
-static void record_root(ot__lanes_worker *w, ot_solution *sol, int64_t b, double t)
+/* The lane stops at its root at t: the first fired root whose action is
+ * OT_EVENT_STOP (rf: CVODE's root info). */
+static void record_root(ot_solution *sol, int64_t b, double t, const ot_ode *ode,
+                        const int *rf)
 {
-    int found[64], *rf = found;
-    const int nr = (int)w->plan->ode->nroots;
-    if (nr > 64 && (rf = OT__MALLOC((size_t)nr * sizeof *rf)) == NULL)
-        rf = NULL;
     sol->root_time[b] = t;
-    sol->root_index[b] = 0;
-    if (rf && CVodeGetRootInfo(w->cv, rf) == CV_SUCCESS)
-        for (int r = 0; r < nr; r++)
-            if (rf[r] != 0) {
-                sol->root_index[b] = r;
-                break;
+    const int r = rf ? ot__event_stop_root(ode, rf) : -1;
+    sol->root_index[b] = r >= 0 ? r : 0;
+}
+
+/* The roots that fired at t, with y the lane's state there: 0 when the lane
+ * stops (a STOP root fired; recorded as its root), 1 when it goes on (the
+ * events recorded; restarted from the handler's state if one ran, y then
+ * holding it), -1 when the lane failed. */
+static int take_roots(ot__lanes_worker *w, const ot__sink *sk, int64_t b, double t,
+                      double *y)
+{
+    const ot_ode *ode = w->plan->ode;
+    ot_solution *sol = sk->sol;
+    int found[64], *rf = found;
+    if (ode->nroots > 64 && (rf = OT__MALLOC((size_t)ode->nroots * sizeof *rf)) == NULL) {
+        ot__solution_fail_lane(sol, b, OT_ERR_NOMEM, "cannot allocate the root flags");
+        return -1;
+    }
+    int go_on = 0;
+    if (CVodeGetRootInfo(w->cv, rf) != CV_SUCCESS || ot__event_stop_root(ode, rf) >= 0 ||
+        sk->events == NULL) {
+        record_root(sol, b, t, ode, rf);
+    } else {
+        int changed = 0;
+        char msg[200];
+        const int st = ot__event_take(ode, &sk->events[b], t, rf, y, w->pbuf, b, &w->cb,
+                                      &changed, msg, sizeof msg);
+        go_on = 1;
+        if (st != OT_OK) {
+            ot__solution_fail_lane(sol, b, st, st == OT_ERR_CALLBACK ? w->cb.msg : msg);
+            go_on = -1;
+        } else if (changed) {
+            /* The handler's state, from t: order 1, a new first step. CVODE
+             * zeroes its counters; they are kept in w->before. */
+            ot_lane_stats s;
+            memset(&s, 0, sizeof s);
+            ot__cv_stats(w->cv, w->LS != NULL, &s);
+            ot__cv_stats_add(&w->before, &s);
+            N_VSetArrayPointer(y, w->y0);
+            if (CVodeReInit(w->cv, t, w->y0) != CV_SUCCESS) {
+                fail_lane(w, sol, b, OT_ERR_SOLVER, w->cb.cv_msg);
+                go_on = -1;
             }
+        }
+    }
     if (rf != found)
         free(rf);
+    return go_on;
 }
 
 static void solve_dense(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
@@ -215,7 +254,14 @@ static void solve_dense(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
             break;
         }
         if (flag == CV_ROOT_RETURN) {
-            record_root(w, sol, b, tret);
+            memcpy(w->yp_scratch, dst, (size_t)w->n * sizeof *dst);
+            const int go_on = take_roots(w, sk, b, tret, w->yp_scratch);
+            if (go_on < 0)
+                break;
+            if (go_on > 0) { /* on to the same output time */
+                i--;
+                continue;
+            }
             root = 1;
             if (tret < tout)
                 break;
@@ -306,8 +352,17 @@ static void solve_steps(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
             break;
         }
         if (flag == CV_ROOT_RETURN) {
-            record_root(w, sol, b, t);
-            break;
+            memcpy(w->yp_scratch, w->ys_scratch, (size_t)w->n * sizeof *w->ys_scratch);
+            const int go_on = take_roots(w, sk, b, t, w->yp_scratch);
+            if (go_on <= 0)
+                break;
+            /* A changed state is a second step at the same time. */
+            if (memcmp(w->yp_scratch, w->ys_scratch, (size_t)w->n * sizeof(double)) !=
+                    0 &&
+                (st = emit_step(w, t, w->yp_scratch)) != OT_OK) {
+                ot__solution_fail_lane(sol, b, st, w->cb.msg);
+                break;
+            }
         }
     }
     const int64_t k = w->steps.count;
@@ -324,6 +379,7 @@ void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
     ot_solution *sol = sk->sol;
     w->lane = b;
     w->dq_evals = 0;
+    memset(&w->before, 0, sizeof w->before);
     ot__cb_reset(&w->cb);
     const double *pcol = pl->np ? ot_view_lane(pl->p, b) : NULL;
     if (pl->kind == OT__SENS) {
@@ -331,6 +387,11 @@ void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
         memcpy(w->pbuf, pcol, (size_t)pl->np * sizeof *w->pbuf);
         for (int64_t j = 0; j < pl->np; j++)
             w->pbar[j] = w->pbuf[j] != 0 ? fabs(w->pbuf[j]) : 1.0;
+        pcol = w->pbuf;
+    }
+    if (pl->kind != OT__SENS && ot__ode_handles_events(pl->ode)) {
+        /* The event handler may change the lane's params: its own copy. */
+        memcpy(w->pbuf, pcol, (size_t)pl->np * sizeof *w->pbuf);
         pcol = w->pbuf;
     }
     w->p = ot__view_compact(pcol, pl->np, 1);
@@ -358,6 +419,7 @@ void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
     else
         solve_dense(w, b, sk);
     ot__cv_stats(w->cv, w->LS != NULL, &sol->stats[b]);
-    if (w->LS != NULL && pl->ode->jac == NULL) /* our DQ Jacobian's, not CVODE's */
+    ot__cv_stats_add(&sol->stats[b], &w->before); /* restarts at events */
+    if (w->LS != NULL && pl->ode->jac == NULL)    /* our DQ Jacobian's, not CVODE's */
         sol->stats[b].jac_rhs_evals = w->dq_evals;
 }

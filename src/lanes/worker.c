@@ -124,6 +124,8 @@ static int configure(ot__lanes_worker *w)
     f = f ? f : ot__cv_solver(cv, ode, w->A, w->LS, jac_wrap, w->y, w->ctx, &w->NLS);
     if (!f && ode->nroots > 0)
         f = OT__SUN_CALL(CVodeRootInit(cv, (int)ode->nroots, root_wrap), CV_MEM_FAIL);
+    if (!f && ode->root_dir) /* CVODE copies the directions */
+        f = CVodeSetRootDirection(cv, ode->root_dir);
     if (!f && pl->kind == OT__SENS) {
         const int np = (int)pl->np;
         w->yS = ot__nv_clone_array(np, w->y, 1);

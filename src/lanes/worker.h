@@ -34,10 +34,11 @@ typedef struct {
      * slice (issue 13: it silently changed sensitivity outputs). */
     double *ys_scratch, *out_scratch, *y0_scratch, *yp_scratch, *ym_scratch,
         *diff_scratch, *sens_scratch, *yS0;
-    int64_t dq_evals; /* the lane's rhs calls for our DQ Jacobian */
-    ot_view p;        /* the lane's params as the callbacks see them */
-    ot__cb cb;        /* the lane's callback problems and CVODE's messages */
-    ot__record steps; /* ot_solve: this lane's steps, handed to the sink */
+    int64_t dq_evals;     /* the lane's rhs calls for our DQ Jacobian */
+    ot_lane_stats before; /* the lane's counters before its last restart at an event */
+    ot_view p;            /* the lane's params as the callbacks see them */
+    ot__cb cb;            /* the lane's callback problems and CVODE's messages */
+    ot__record steps;     /* ot_solve: this lane's steps, handed to the sink */
 } ot__lanes_worker;
 
 /* One CVODE(S) instance configured for plan, reused for every lane this

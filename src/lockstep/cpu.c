@@ -208,9 +208,16 @@ static int host_rows(ot__lockstep *L, double t, N_Vector y, double *dst)
     return st;
 }
 
+static double *host_state(ot__lockstep *L, N_Vector y)
+{
+    (void)L;
+    return N_VGetArrayPointer(y);
+}
+
 static const ot__lockstep_backend cpu_backend = {
     .emit = emit,
     .host_rows = host_rows,
+    .host_state = host_state,
     .callbacks = &ot__lockstep_cpu_callbacks,
     .make_atol = make_atol,
     .make_linear = make_linear,

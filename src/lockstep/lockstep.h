@@ -52,7 +52,7 @@ typedef struct {
 
 /* What differs between lockstep backends (CPU, CUDA): where the vectors
  * live, the CVODE callbacks, and moving results out. Filled with designated
- * initializers; stopped_changed may be NULL. */
+ * initializers; stopped_changed and host_state may be NULL. */
 typedef struct {
     /* Stores output i at time t from state y (and sensitivities in L->yS)
      * for every running lane and advances their counts; OT_ERR_CALLBACK when
@@ -69,6 +69,9 @@ typedef struct {
     void (*make_linear)(ot__lockstep *L);
     /* Lanes were just added to L->stopped (NULL: the backend reads it as is). */
     void (*stopped_changed)(ot__lockstep *L);
+    /* y's data in host memory, writable, for event handlers (NULL hook:
+     * the backend keeps y elsewhere and records no events). */
+    double *(*host_state)(ot__lockstep *L, N_Vector y);
     /* y0 of every lane into L->y and the initial sensitivities into L->yS;
      * OT_ERR_CALLBACK when init fails (message in L->cb.msg). */
     int (*initial_state)(ot__lockstep *L);
@@ -97,7 +100,8 @@ struct ot__lockstep {
     int *rootsfound;        /* [nroots * nbatch] */
     int64_t dq_rhs_evals;   /* rhs calls made by our difference quotients */
     ot__cb cb;              /* the batch's callback problems and CVODE's messages */
-    unsigned poisoned; /* OT__POISONED_*: callbacks whose first output was poisoned */
+    unsigned poisoned;    /* OT__POISONED_*: callbacks whose first output was poisoned */
+    ot_lane_stats before; /* the batch's counters before its last restart at an event */
 };
 
 /* ---- The CPU solver (cpu.c) ---------------------------------------------- */

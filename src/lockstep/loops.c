@@ -14,6 +14,7 @@
 #include "lockstep/lockstep.h"
 #include "solve/cv_advance.h"
 #include "solve/cv_setup.h"
+#include "solve/events.h"
 #include "solve/nv_clone.h"
 
 /* ---- Setup ---------------------------------------------------------------- */
@@ -73,6 +74,15 @@ static int configure(ot__lockstep *L)
         f = OT__SUN_CALL(
             CVodeRootInit(cv, (int)(ode->nroots * L->nbatch), be->callbacks->root),
             CV_MEM_FAIL);
+    if (!f && ode->root_dir) { /* every lane's roots: the problem's directions */
+        int *dir = OT__MALLOC((size_t)(ode->nroots * L->nbatch) * sizeof *dir);
+        if (dir == NULL)
+            return OT_ERR_NOMEM;
+        for (int64_t k = 0; k < ode->nroots * L->nbatch; k++)
+            dir[k] = ode->root_dir[k % ode->nroots];
+        f = CVodeSetRootDirection(cv, dir); /* copies them */
+        free(dir);
+    }
     if (!f && pl->kind == OT__SENS) {
         f = OT__SUN_CALL(
             CVodeSensInit(cv, (int)L->np, CV_STAGGERED, be->callbacks->sens_rhs, L->yS),
@@ -122,25 +132,70 @@ static void fail_batch(ot__lockstep *L, ot_solution *sol, int status, double t,
         }
 }
 
-/* Lanes whose root fired at t stop there; their count is `count`. */
-static void take_roots(ot__lockstep *L, ot_solution *sol, double t, int64_t count)
+/* The roots that fired at t, y the batch's state there (host memory): a
+ * lane whose STOP root fired (or any root, without recorded events) stops
+ * there with count `count`; the others record their events, calling the
+ * handler for each HANDLE root on that lane's [n, 1] column. A handler
+ * that fails fails its lane alone. When a handler ran, the whole batch
+ * restarts at t from y (CVodeReInit: every lane back to order 1, the cost
+ * of events in lockstep; BENCHMARKS.md). @return 1 when it restarted. */
+static int take_roots(ot__lockstep *L, const ot__sink *sk, double t, int64_t count,
+                      N_Vector y)
 {
-    const int64_t nr = L->plan->ode->nroots;
-    int stopped = 0;
+    const ot_ode *ode = L->plan->ode;
+    ot_solution *sol = sk->sol;
+    const int64_t nr = ode->nroots, n = L->n, np = L->np;
+    int stopped = 0, changed_any = 0;
     if (CVodeGetRootInfo(L->cv, L->rootsfound) != CV_SUCCESS)
-        return;
-    for (int64_t b = 0; b < L->nbatch; b++)
-        for (int64_t r = 0; r < nr && !L->stopped[b]; r++)
-            if (L->rootsfound[b * nr + r] != 0) {
-                L->stopped[b] = 1;
-                stopped = 1;
-                sol->root_index[L->lane0 + b] = (int)r;
-                sol->root_time[L->lane0 + b] = t;
-                sol->count[L->lane0 + b] = count;
-                sol->stats[L->lane0 + b].final_time = t;
-            }
+        return 0;
+    double *yd = L->be->host_state ? L->be->host_state(L, y) : NULL;
+    for (int64_t b = 0; b < L->nbatch; b++) {
+        const int *rf = L->rootsfound + b * nr;
+        int fired = -1;
+        for (int64_t r = 0; r < nr && fired < 0; r++)
+            fired = rf[r] != 0 ? (int)r : -1;
+        if (L->stopped[b] || fired < 0)
+            continue;
+        const int64_t lane = L->lane0 + b;
+        const int stop = ot__event_stop_root(ode, rf);
+        if (stop >= 0 || sk->events == NULL || yd == NULL) {
+            L->stopped[b] = 1;
+            stopped = 1;
+            sol->root_index[lane] = stop >= 0 ? stop : fired;
+            sol->root_time[lane] = t;
+            sol->count[lane] = count;
+            sol->stats[lane].final_time = t;
+            continue;
+        }
+        /* The handler is the lane's own: its failure must not stop the
+         * batch's callbacks (L->cb), so it reports into its own kit. */
+        ot__cb cb;
+        ot__cb_reset(&cb);
+        int changed = 0;
+        char msg[200];
+        const int st =
+            ot__event_take(ode, &sk->events[lane], t, rf, yd + b * n, L->p + b * np, lane,
+                           &cb, &changed, msg, sizeof msg);
+        changed_any |= changed;
+        if (st != OT_OK) {
+            ot__solution_fail_lane(sol, lane, st, st == OT_ERR_CALLBACK ? cb.msg : msg);
+            L->stopped[b] = 2;
+            stopped = 1;
+            sol->count[lane] = count;
+            sol->stats[lane].final_time = t;
+        }
+    }
     if (stopped && L->be->stopped_changed)
         L->be->stopped_changed(L);
+    if (!changed_any)
+        return 0;
+    ot_lane_stats s;
+    memset(&s, 0, sizeof s);
+    ot__cv_stats(L->cv, L->LS != NULL, &s);
+    ot__cv_stats_add(&L->before, &s);
+    if (CVodeReInit(L->cv, t, y) != CV_SUCCESS)
+        fail_batch(L, sol, OT_ERR_SOLVER, t, L->cb.cv_msg);
+    return 1;
 }
 
 static int all_stopped(const ot__lockstep *L)
@@ -153,8 +208,9 @@ static int all_stopped(const ot__lockstep *L)
 
 /* ---- The loops ------------------------------------------------------------ */
 
-static void solve_dense(ot__lockstep *L, ot_solution *sol)
+static void solve_dense(ot__lockstep *L, const ot__sink *sk)
 {
+    ot_solution *sol = sk->sol;
     const ot__plan *pl = L->plan;
     for (int64_t i = 0; i < pl->nt && !all_stopped(L); i++) {
         const double tout = pl->t[i];
@@ -165,7 +221,7 @@ static void solve_dense(ot__lockstep *L, ot_solution *sol)
             while ((flag = ot__cv_advance(L->cv, tout, L->yout, &tret, pl->ode->max_steps,
                                           pl->ode->rtol, L->cb.cv_msg,
                                           sizeof L->cb.cv_msg)) == CV_ROOT_RETURN) {
-                take_roots(L, sol, tret, i);
+                take_roots(L, sk, tret, i, L->yout);
                 if (all_stopped(L))
                     break;
             }
@@ -247,7 +303,11 @@ static void solve_steps(ot__lockstep *L, const ot__sink *sk)
         }
         advance_counts(L, sol, r->count, t);
         if (flag == CV_ROOT_RETURN)
-            take_roots(L, sol, t, r->count);
+            if (take_roots(L, sk, t, r->count, L->yout) && !all_stopped(L) &&
+                (st = record_step(L, r, t, L->yout)) != OT_OK) {
+                fail_batch(L, sol, st, t, L->cb.msg); /* the handlers' states at t */
+                break;
+            }
     }
 }
 
@@ -260,6 +320,7 @@ static void batch_stats(ot__lockstep *L, ot_solution *sol)
     ot_lane_stats s;
     memset(&s, 0, sizeof s);
     ot__cv_stats(L->cv, L->LS != NULL, &s);
+    ot__cv_stats_add(&s, &L->before); /* restarts at events */
     s.jac_rhs_evals = L->dq_rhs_evals;
     for (int64_t b = 0; b < L->nbatch; b++) {
         const double ft = sol->stats[L->lane0 + b].final_time;
@@ -296,7 +357,7 @@ int ot__lockstep_solve(ot__lockstep *L, const ot__sink *sk, int setup_st,
     if (pl->kind == OT__STEPS)
         solve_steps(L, sk);
     else
-        solve_dense(L, sk->sol);
+        solve_dense(L, sk);
     batch_stats(L, sk->sol);
     if (pl->progress)
         pl->progress(pl->nbatch, pl->nbatch, pl->progress_user);

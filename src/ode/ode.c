@@ -32,6 +32,7 @@ int ot_ode_new(ot_ode **out, int64_t nstates, int64_t nparams, ot_rhs_fn rhs, vo
     o->rtol = 1e-6;
     o->atol = 1e-8;
     o->max_steps = OT__DEFAULT_MAX_STEPS;
+    o->max_events = OT__DEFAULT_MAX_EVENTS;
     o->device.type = OT_CPU;
     *out = o;
     return OT_OK;
@@ -42,6 +43,8 @@ void ot_ode_free(ot_ode *ode)
     if (ode == NULL)
         return;
     free(ode->atol_vec);
+    free(ode->root_dir);
+    free(ode->event_action);
     free(ode);
 }
 
@@ -97,6 +100,63 @@ int ot_ode_set_roots(ot_ode *ode, int64_t nroots, ot_root_fn root)
         return st;
     ode->nroots = nroots;
     ode->root = root;
+    /* Directions and actions were per root function of the old set. */
+    free(ode->root_dir);
+    free(ode->event_action);
+    ode->root_dir = ode->event_action = NULL;
+    return OT_OK;
+}
+
+/* Copies nroots values in [lo, hi] into *field (NULL values: field freed). */
+static int set_per_root(ot_ode *ode, const char *what, const int *values, int lo, int hi,
+                        int **field)
+{
+    if (values != NULL && ode->nroots == 0)
+        return ot__fail(OT_ERR_ARG,
+                        "%s: the problem has no root functions (ot_ode_set_roots first)",
+                        what);
+    int *copy = NULL;
+    if (values != NULL) {
+        for (int64_t r = 0; r < ode->nroots; r++)
+            if (values[r] < lo || values[r] > hi)
+                return ot__fail(OT_ERR_VALUE, "%s: entry %lld is %d; must be %d to %d",
+                                what, (long long)r, values[r], lo, hi);
+        if ((copy = OT__MALLOC((size_t)ode->nroots * sizeof *copy)) == NULL)
+            return ot__fail(OT_ERR_NOMEM, "%s: cannot allocate %lld values", what,
+                            (long long)ode->nroots);
+        memcpy(copy, values, (size_t)ode->nroots * sizeof *copy);
+    }
+    free(*field);
+    *field = copy;
+    return OT_OK;
+}
+
+int ot_ode_set_root_directions(ot_ode *ode, const int *directions)
+{
+    NEED_ODE("ot_ode_set_root_directions");
+    return set_per_root(ode, "root_directions", directions, -1, 1, &ode->root_dir);
+}
+
+int ot_ode_set_event_actions(ot_ode *ode, const int *actions)
+{
+    NEED_ODE("ot_ode_set_event_actions");
+    return set_per_root(ode, "event_actions", actions, 0, 2, &ode->event_action);
+}
+
+int ot_ode_set_event_handler(ot_ode *ode, ot_event_fn handler)
+{
+    NEED_ODE("ot_ode_set_event_handler");
+    ode->event_fn = handler;
+    return OT_OK;
+}
+
+int ot_ode_set_max_events(ot_ode *ode, int64_t max_events)
+{
+    NEED_ODE("ot_ode_set_max_events");
+    if (max_events < 1)
+        return ot__fail(OT_ERR_VALUE, "max_events: %lld; must be >= 1",
+                        (long long)max_events);
+    ode->max_events = max_events;
     return OT_OK;
 }
 

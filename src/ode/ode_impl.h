@@ -7,13 +7,15 @@
 
 /* sizeof(struct ot_ode) on 64-bit targets; ode_info.c checks it so that a
  * new field is not forgotten in the options fingerprint. */
-#define OT__ODE_STRUCT_SIZE 216
+#define OT__ODE_STRUCT_SIZE 248
 
 /* The default step limit: per output interval in dense and sensitivity
  * solves, in all for every-step solves (ot_solve). CVODE's own 500 stops
  * the standard stiff problems on sparse output grids (Robertson with outputs
  * at 1e4 and 1e5 at rtol 1e-6). */
 #define OT__DEFAULT_MAX_STEPS 100000
+/* Recorded events a lane may have by default. */
+#define OT__DEFAULT_MAX_EVENTS 10000
 
 struct ot_ode {
     int64_t n, np, nout, nroots;
@@ -32,8 +34,30 @@ struct ot_ode {
     int64_t lockstep_block; /* 0: the whole batch */
     int max_order;          /* 0: the method's own (BDF 5, Adams 12) */
     int stab_limit;         /* BDF stability limit detection on/off */
+    int *root_dir;          /* [nroots] or NULL (all OT_ROOT_BOTH): owned */
+    int *event_action;      /* [nroots] or NULL (all OT_EVENT_STOP): owned */
+    ot_event_fn event_fn;
+    int64_t max_events;
     ot_device device;
     int outputs_on_device;
 };
+
+/* Whether any root records events (OT_EVENT_RECORD or OT_EVENT_HANDLE). */
+static inline int ot__ode_records_events(const struct ot_ode *o)
+{
+    for (int64_t r = 0; o->event_action && r < o->nroots; r++)
+        if (o->event_action[r] != OT_EVENT_STOP)
+            return 1;
+    return 0;
+}
+
+/* Whether any root calls the handler. */
+static inline int ot__ode_handles_events(const struct ot_ode *o)
+{
+    for (int64_t r = 0; o->event_action && r < o->nroots; r++)
+        if (o->event_action[r] == OT_EVENT_HANDLE)
+            return 1;
+    return 0;
+}
 
 #endif

@@ -42,6 +42,8 @@ static uint64_t fingerprint(const struct ot_ode *o)
                             o->outputs_on_device,
                             o->lockstep_block,
                             o->max_order,
+                            o->event_fn != NULL,
+                            o->max_events,
                             o->stab_limit};
     const double dbl[] = {o->rtol, o->atol,      o->t0,       o->h0,
                           o->hmax, o->sens_rtol, o->sens_atol};
@@ -49,6 +51,11 @@ static uint64_t fingerprint(const struct ot_ode *o)
     h = fnv(h, dbl, sizeof dbl);
     if (o->atol_vec)
         h = fnv(h, o->atol_vec, (size_t)o->n * sizeof *o->atol_vec);
+    for (int64_t r = 0; r < o->nroots; r++) {
+        const int per_root[2] = {o->root_dir ? o->root_dir[r] : 0,
+                                 o->event_action ? o->event_action[r] : 0};
+        h = fnv(h, per_root, sizeof per_root);
+    }
     return h;
 }
 

@@ -108,6 +108,18 @@ int ot__cv_sens_setup(void *cv, const ot_ode *ode, int np, N_Vector y, SUNContex
     return f;
 }
 
+void ot__cv_stats_add(ot_lane_stats *acc, const ot_lane_stats *s)
+{
+    acc->steps += s->steps;
+    acc->rhs_evals += s->rhs_evals;
+    acc->jac_rhs_evals += s->jac_rhs_evals;
+    acc->jac_evals += s->jac_evals;
+    acc->lin_setups += s->lin_setups;
+    acc->err_test_fails += s->err_test_fails;
+    acc->nonlin_iters += s->nonlin_iters;
+    acc->nonlin_fails += s->nonlin_fails;
+}
+
 void ot__cv_stats(void *cv, int with_ls, ot_lane_stats *s)
 {
     long v;

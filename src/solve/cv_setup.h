@@ -37,6 +37,10 @@ int ot__cv_solver(void *cv, const ot_ode *ode, SUNMatrix A, SUNLinearSolver LS,
  * solver's too. */
 void ot__cv_stats(void *cv, int with_ls, ot_lane_stats *s);
 
+/* acc += s, counter by counter (final_time untouched): statistics across
+ * CVodeReInit, which zeroes CVODE's counters (an event handler's restart). */
+void ot__cv_stats_add(ot_lane_stats *acc, const ot_lane_stats *s);
+
 #ifdef __cplusplus
 }
 #endif

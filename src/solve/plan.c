@@ -172,6 +172,20 @@ int ot__plan_make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
     if (ode->method == OT_BDF && ode->max_order > 5)
         return ot__fail(OT_ERR_VALUE, "max_order: %d; OT_BDF allows 1 to 5",
                         ode->max_order);
+    if (ot__ode_records_events(ode) && ode->device.type == OT_CUDA)
+        return ot__fail(OT_ERR_ARG, "event_actions: the CUDA solver stops lanes at their "
+                                    "roots only (OT_EVENT_STOP); record or handle events "
+                                    "on the CPU");
+    if (ot__ode_handles_events(ode) && ode->event_fn == NULL)
+        return ot__fail(OT_ERR_ARG,
+                        "event_actions: a root has OT_EVENT_HANDLE but the "
+                        "problem has no event handler (ot_ode_set_event_handler)");
+    if (ot__ode_handles_events(ode) && kind == OT__SENS)
+        return ot__fail(
+            OT_ERR_ARG,
+            "event_actions: OT_EVENT_HANDLE with forward sensitivities: the "
+            "sensitivities' jump at an event is not modelled; record the events "
+            "(OT_EVENT_RECORD) or solve without sensitivities");
     if (ode->method != OT_BDF && ode->stab_limit)
         return ot__fail(OT_ERR_ARG, "stability_limit_detection: only OT_BDF has it; "
                                     "turn it off for OT_ADAMS");

@@ -66,6 +66,9 @@ void ot_solution_free(ot_solution *sol)
         return;
     ot_tensor_free(sol->ts);
     ot_tensor_free(sol->ys);
+    for (int k = 0; k < 4; k++)
+        ot_tensor_free(sol->events[k]);
+    free(sol->event_count);
     for (int64_t j = 0; sol->sens && j < sol->nsens; j++)
         ot_tensor_free(sol->sens[j]);
     if (sol->message)
@@ -115,6 +118,21 @@ ot_tensor *ot_solution_take_ys(ot_solution *sol) { return sol ? take(&sol->ys) :
 ot_tensor *ot_solution_take_sens(ot_solution *sol, int64_t j)
 {
     return sol && j >= 0 && j < sol->nsens ? take(&sol->sens[j]) : NULL;
+}
+
+const ot_tensor *ot_solution_event_tensor(const ot_solution *sol, int which)
+{
+    return sol && which >= 0 && which < 4 ? sol->events[which] : NULL;
+}
+
+ot_tensor *ot_solution_take_event_tensor(ot_solution *sol, int which)
+{
+    return sol && which >= 0 && which < 4 ? take(&sol->events[which]) : NULL;
+}
+
+int64_t ot_solution_lane_event_count(const ot_solution *sol, int64_t b)
+{
+    return sol && sol->event_count && b >= 0 && b < sol->nbatch ? sol->event_count[b] : 0;
 }
 
 static int check_lane(const ot_solution *sol, int64_t b, const char *fn)

@@ -21,6 +21,10 @@ struct ot_solution {
     int *root_index;      /* [nbatch], or NULL without root functions */
     double *root_time;
     ot_lane_stats *stats;
+    /* Recorded events (issue 14), or NULLs when no root records events:
+     * OT_EVENT_TIMES, _ROOTS [m, nbatch], _BEFORE, _AFTER [n, m, nbatch]. */
+    ot_tensor *events[4];
+    int64_t *event_count; /* [nbatch] */
 };
 
 /* These two are exported (OT_API) for libodetensor_mpi.so, which assembles

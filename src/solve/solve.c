@@ -10,6 +10,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "solve/solve.h"
+#include "solve/events.h"
 #include "solve/size_limits.h"
 #include "solve/solve_api.h"
 #include "tensor/tensor_impl.h"
@@ -139,12 +140,17 @@ static int run_plan(const ot__plan *pl, ot_solution **out)
     const int64_t nrec =
         pl->kind != OT__STEPS ? 0 : (pl->nbatch + pl->block - 1) / pl->block;
     ot_solution *sol = NULL;
-    ot__sink sink = {NULL, NULL};
+    ot__sink sink = {NULL, NULL, NULL};
     int st = ot__solution_new(&sol, pl->nbatch, pl->kind == OT__SENS ? pl->np : 0,
                               pl->ode->nroots > 0);
     if (st == OT_OK && nrec > 0 &&
         (sink.records = OT__CALLOC((size_t)nrec, sizeof *sink.records)) == NULL)
         st = ot__fail(OT_ERR_NOMEM, "solve: cannot allocate step records");
+    if (st == OT_OK && ot__ode_records_events(pl->ode) &&
+        ((sink.events = OT__CALLOC((size_t)pl->nbatch, sizeof *sink.events)) == NULL ||
+         (sol->event_count = OT__CALLOC((size_t)pl->nbatch, sizeof *sol->event_count)) ==
+             NULL))
+        st = ot__fail(OT_ERR_NOMEM, "solve: cannot allocate event records");
     if (st == OT_OK && pl->kind != OT__STEPS)
         st = alloc_outputs(pl, sol);
     if (st == OT_OK) {
@@ -160,6 +166,11 @@ static int run_plan(const ot__plan *pl, ot_solution **out)
                                   pl->rows, pl->nbatch, (ot_dtype)pl->ode->out_dtype);
     if (st == OT_OK)
         flag_f32_overflow(pl, sol);
+    if (st == OT_OK && sink.events)
+        st = ot__event_gather(pl, sol, sink.events);
+    for (int64_t b = 0; sink.events && b < pl->nbatch; b++)
+        ot__record_free(&sink.events[b]);
+    free(sink.events);
     for (int64_t r = 0; sink.records && r < nrec; r++)
         ot__record_free(&sink.records[r]);
     free(sink.records);

@@ -46,6 +46,8 @@ typedef struct {
 typedef struct {
     ot_solution *sol;
     ot__record *records;
+    ot__record
+        *events; /* [nbatch] when roots record events (solve/events.h), else NULL */
 } ot__sink;
 
 /* A solver: how it runs a checked plan, and where its inputs and outputs

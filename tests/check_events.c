@@ -1,0 +1,356 @@
+/* Events (issue 14): root directions, recorded events, event handlers that
+ * change a lane's state, in both modes, against analytic event times. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "solve_common.h"
+#include "suites.h"
+
+static const double PI = 3.14159265358979323846;
+
+/* ---- Models --------------------------------------------------------------- */
+
+/* y1' = y2, y2' = -y1 from (0, 1): y1 = sin t, zero at k pi, falling at odd
+ * k, rising at even k. */
+static int sine_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
+{
+    (void)t, (void)p, (void)u;
+    for (int64_t b = 0; b < ST_LANES(y); b++) {
+        const double *Y = ot_view_col_f64(y, b, 0);
+        double *F = ot_view_mut_col_f64(f, b, 0);
+        F[0] = Y[1];
+        F[1] = -Y[0];
+    }
+    return 0;
+}
+
+static int first_state(double t, ot_view y, ot_view p, ot_view_mut g, void *u)
+{
+    (void)t, (void)p, (void)u;
+    for (int64_t b = 0; b < ST_LANES(y); b++)
+        ot_view_mut_col_f64(g, b, 0)[0] = ot_view_col_f64(y, b, 0)[0];
+    return 0;
+}
+
+/* A ball: h' = v, v' = -9.81; the root h = 0 on the way down; the handler
+ * reverses v with restitution p[0] (0.8). */
+static const double G = 9.81;
+
+static int ball_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
+{
+    (void)t, (void)p, (void)u;
+    for (int64_t b = 0; b < ST_LANES(y); b++) {
+        double *F = ot_view_mut_col_f64(f, b, 0);
+        F[0] = ot_view_col_f64(y, b, 0)[1];
+        F[1] = -G;
+    }
+    return 0;
+}
+
+static int bounce(double t, int root, ot_view_mut y, ot_view_mut p, void *u)
+{
+    (void)t, (void)u;
+    ck_assert_int_eq(root, 0);
+    double *Y = ot_view_mut_col_f64(y, 0, 0);
+    Y[1] = -ot_view_mut_col_f64(p, 0, 0)[0] * Y[1];
+    return 0;
+}
+
+/* A ball dropped from h0 at rest bounces (k from 0) at
+ * t_k = t_0 + sum_{j < k} 2 e^{j+1} v_0 / G, v_0 = G t_0, t_0 = sqrt(2 h0 / G),
+ * and would bounce without end by T = t_0 (1 + e) / (1 - e). */
+static double bounce_time(double h0, double e, int k)
+{
+    const double t0 = sqrt(2 * h0 / G), v0 = G * t0;
+    double t = t0, ej = 1;
+    for (int j = 0; j < k; j++) {
+        ej *= e;
+        t += 2 * ej * v0 / G;
+    }
+    return t;
+}
+
+static ot_ode *ball_ode(int lockstep, int threads)
+{
+    static const int falling = OT_ROOT_FALLING, handle = OT_EVENT_HANDLE;
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 2, 1, ball_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_mode(ode, lockstep ? OT_LOCKSTEP : OT_LANES), OT_OK,
+                     NULL);
+    ck_assert_status(ot_ode_set_threads(ode, threads), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_atol(ode, 1e-12), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_roots(ode, 1, first_state), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_root_directions(ode, &falling), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_event_actions(ode, &handle), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_event_handler(ode, bounce), OT_OK, NULL);
+    return ode;
+}
+
+enum { NBALL = 6, BOUNCES = 20 };
+static const double T_END = 4; /* every ball's endless-bouncing time */
+
+/* Lane b: restitution e = 0.7 + 0.02 b, dropped from the height whose T is
+ * T_END; solved to just before T_END (0.9995 T_END), past every lane's
+ * 20th bounce (at most 0.9991 T_END) and short of the endless bouncing. */
+static double ball_e(int b) { return 0.7 + 0.02 * b; }
+static double ball_h0(int b)
+{
+    const double e = ball_e(b), t0 = T_END * (1 - e) / (1 + e);
+    return G * t0 * t0 / 2;
+}
+
+/* Every lane: at least 20 bounces with their analytic times and velocities. */
+static ot_solution *balls(int lockstep, int threads)
+{
+    double y0[2 * NBALL], e[NBALL], t[2] = {0, 0.9995 * T_END};
+    for (int b = 0; b < NBALL; b++) {
+        y0[2 * b] = ball_h0(b);
+        y0[2 * b + 1] = 0;
+        e[b] = ball_e(b);
+    }
+    ot_ode *ode = ball_ode(lockstep, threads);
+    ot_solution *s = NULL;
+    ck_assert_status(
+        ot_solve_dense(ode, st_mat(y0, 2, NBALL), st_mat(e, 1, NBALL), st_vec(t, 2), &s),
+        OT_OK, NULL);
+    ot_ode_free(ode);
+    return s;
+}
+
+/* ---- Tests ------------------------------------------------------------------ */
+
+/* sin t from 0: the first falling zero is pi, the first rising one 2 pi;
+ * both directions: pi. (Directions were missing: a root on dI/dt fired on
+ * the rising crossing.) Both modes, the default action (stop). */
+START_TEST(root_direction_picks_the_crossing)
+{
+    static const double y0[2] = {0, 1}, t[2] = {0, 10};
+    const int dirs[3] = {OT_ROOT_FALLING, OT_ROOT_RISING, OT_ROOT_BOTH};
+    const double want[3] = {PI, 2 * PI, PI};
+    for (int d = 0; d < 3; d++) {
+        ot_ode *ode = NULL;
+        ck_assert_status(ot_ode_new(&ode, 2, 0, sine_rhs, NULL), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_mode(ode, _i ? OT_LOCKSTEP : OT_LANES), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_atol(ode, 1e-12), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_roots(ode, 1, first_state), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_root_directions(ode, &dirs[d]), OT_OK, NULL);
+        ot_solution *s = NULL;
+        /* Two lanes: one starting at (0, 1), one at (0, -1) (mirror: rising first). */
+        const double y2[4] = {y0[0], y0[1], 0, -1};
+        ck_assert_status(
+            ot_solve_dense(ode, st_mat(y2, 2, 2), ot_view_absent(), st_vec(t, 2), &s),
+            OT_OK, NULL);
+        int idx;
+        double tr;
+        ck_assert_status(ot_solution_lane_root(s, 0, &idx, &tr), OT_OK, NULL);
+        ck_assert_int_eq(idx, 0);
+        ck_assert_double_eq_tol(tr, want[d], 1e-7);
+        /* The mirrored lane: its falling zero is 2 pi, rising pi. */
+        ck_assert_status(ot_solution_lane_root(s, 1, &idx, &tr), OT_OK, NULL);
+        ck_assert_double_eq_tol(tr, d == 0 ? 2 * PI : PI, 1e-7);
+        ck_assert_int_eq(ot_solution_event_tensor(s, OT_EVENT_TIMES) == NULL, 1);
+        ot_solution_free(s);
+        ot_ode_free(ode);
+    }
+}
+END_TEST
+
+/* Recorded events: every zero of sin t in (0, 10 pi) + 0.5, the lane going
+ * on; state before = after. 1,000 zeros in one lane too. */
+START_TEST(recorded_events_let_the_lane_go_on)
+{
+    static const int record = OT_EVENT_RECORD;
+    const int many = _i >> 1;
+    const int nz = many ? 1000 : 10;
+    static const double y0[2] = {0, 1};
+    const double t[2] = {0, nz * PI + 0.5};
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 2, 0, sine_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_mode(ode, (_i & 1) ? OT_LOCKSTEP : OT_LANES), OT_OK,
+                     NULL);
+    ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_atol(ode, 1e-12), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_roots(ode, 1, first_state), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_event_actions(ode, &record), OT_OK, NULL);
+    ot_solution *s = NULL;
+    ck_assert_status(
+        ot_solve_dense(ode, st_vec(y0, 2), ot_view_absent(), st_vec(t, 2), &s), OT_OK,
+        NULL);
+    ck_assert_int_eq(ot_solution_lane_event_count(s, 0), nz);
+    ck_assert_int_eq(ot_solution_lane_count(s, 0), 2); /* it reached the end */
+    ck_assert_double_eq_tol(st_y(s, 0, 1, 0), sin(t[1]),
+                            1e-5); /* 1e-10 over 500 periods */
+    const ot_tensor *et = ot_solution_event_tensor(s, OT_EVENT_TIMES),
+                    *er = ot_solution_event_tensor(s, OT_EVENT_ROOTS),
+                    *eb = ot_solution_event_tensor(s, OT_EVENT_BEFORE),
+                    *ea = ot_solution_event_tensor(s, OT_EVENT_AFTER);
+    st_assert_shape(et, 2, nz, 1, 0);
+    st_assert_shape(eb, 3, 2, nz, 1);
+    for (int k = 0; k < nz; k++) {
+        ck_assert_double_eq_tol(st_at(et, k, 0, 0), (k + 1) * PI, 1e-5);
+        ck_assert_double_eq(st_at(er, k, 0, 0), 0);
+        ck_assert_double_eq_tol(st_at(eb, 1, k, 0), (k % 2) ? 1 : -1, 1e-5);
+        ck_assert(st_at(ea, 1, k, 0) == st_at(eb, 1, k, 0));
+    }
+    ot_solution_free(s);
+    ot_ode_free(ode);
+}
+END_TEST
+
+/* A bouncing ball that keeps bouncing (restitution 0.8): 20 bounces per lane
+ * at their analytic times, v before -e^k v0, after +e^{k+1} v0. Both modes. */
+START_TEST(a_handler_changes_the_state_and_the_lane_goes_on)
+{
+    ot_solution *s = balls(_i, 1);
+    const ot_tensor *et = ot_solution_event_tensor(s, OT_EVENT_TIMES),
+                    *eb = ot_solution_event_tensor(s, OT_EVENT_BEFORE),
+                    *ea = ot_solution_event_tensor(s, OT_EVENT_AFTER);
+    for (int b = 0; b < NBALL; b++) {
+        const double h0 = ball_h0(b), e = ball_e(b), v0 = sqrt(2 * G * h0);
+        const int64_t c = ot_solution_lane_event_count(s, b);
+        ck_assert_int_ge(c, BOUNCES);
+        double ek = 1;
+        for (int k = 0; k < BOUNCES; k++) {
+            const double tk = bounce_time(h0, e, k);
+            ck_assert_msg(fabs(st_at(et, k, b, 0) - tk) < 1e-6,
+                          "lane %d bounce %d at %.10g, exact %.10g", b, k,
+                          st_at(et, k, b, 0), tk);
+            ck_assert_double_eq_tol(st_at(eb, 1, k, b), -ek * v0, 1e-5 * v0);
+            ck_assert_double_eq_tol(st_at(ea, 1, k, b), e * ek * v0, 1e-5 * v0);
+            ck_assert_double_eq_tol(st_at(eb, 0, k, b), 0, 1e-8);
+            ek *= e;
+        }
+        ck_assert_int_eq(ot_solution_lane_status(s, b), OT_OK);
+    }
+    ot_solution_free(s);
+}
+END_TEST
+
+/* Lanes mode with events: bit for bit the same for 1 and 2 threads. */
+START_TEST(events_are_bit_identical_for_any_thread_count)
+{
+    ot_solution *a = balls(0, 1), *b = balls(0, 2);
+    for (int k = 0; k < 4; k++) {
+        const ot_tensor *x = ot_solution_event_tensor(a, k),
+                        *y = ot_solution_event_tensor(b, k);
+        ck_assert(st_bytes(x) == st_bytes(y));
+        ck_assert(memcmp(ot_tensor_layout(x)->data, ot_tensor_layout(y)->data,
+                         st_bytes(x)) == 0);
+    }
+    ck_assert(memcmp(ot_tensor_layout(ot_solution_ys(a))->data,
+                     ot_tensor_layout(ot_solution_ys(b))->data,
+                     st_bytes(ot_solution_ys(a))) == 0);
+    for (int64_t lane = 0; lane < NBALL; lane++)
+        st_assert_stats_equal(a, lane, b, lane);
+    ot_solution_free(a);
+    ot_solution_free(b);
+}
+END_TEST
+
+/* A handler that fails (returns -1, or writes NaN) fails its lane alone;
+ * the others bounce on. Both modes. */
+static int failing_bounce(double t, int root, ot_view_mut y, ot_view_mut p, void *u)
+{
+    (void)u;
+    double *Y = ot_view_mut_col_f64(y, 0, 0);
+    const double e = ot_view_mut_col_f64(p, 0, 0)[0];
+    if (e > 0.85 && e < 0.95) /* lane 1: e = 0.9 */
+        return -1;
+    if (e > 0.95 && t > 1) /* lane 2: e = 0.99, from its second bounce */
+        Y[1] = NAN;
+    return bounce(t, root, y, p, u);
+}
+
+START_TEST(a_failing_handler_fails_its_lane_alone)
+{
+    const double y0[2] = {1, 0}, e[3] = {0.8, 0.9, 0.99}, t[2] = {0, 3};
+    ot_ode *ode = ball_ode(_i, 1);
+    ck_assert_status(ot_ode_set_event_handler(ode, failing_bounce), OT_OK, NULL);
+    ot_solution *s = NULL;
+    ck_assert_status(
+        ot_solve_dense(ode, st_vec(y0, 2), st_mat(e, 1, 3), st_vec(t, 2), &s),
+        OT_ERR_LANES_FAILED, "2 of 3 lanes failed");
+    ck_assert_int_eq(ot_solution_lane_status(s, 0), OT_OK);
+    ck_assert_int_eq(ot_solution_lane_status(s, 1), OT_ERR_CALLBACK);
+    ck_assert_msg(strstr(ot_solution_lane_message(s, 1), "event handler returned -1"),
+                  "%s", ot_solution_lane_message(s, 1));
+    ck_assert_int_eq(ot_solution_lane_status(s, 2), OT_ERR_CALLBACK);
+    ck_assert_msg(
+        strstr(ot_solution_lane_message(s, 2), "event handler wrote NaN or Inf"), "%s",
+        ot_solution_lane_message(s, 2));
+    ck_assert_int_eq(ot_solution_lane_event_count(s, 2), 2); /* the second one failed */
+    /* Lane 0 is what it is alone. */
+    ck_assert_double_eq_tol(st_y(s, 1, 1, 0), 0, 10); /* finite */
+    ck_assert(isfinite(st_y(s, 0, 1, 0)));
+    ot_solution_free(s);
+    ot_ode_free(ode);
+}
+END_TEST
+
+/* More events than max_events: the lane fails alone, keeping the first. */
+START_TEST(max_events_fails_the_lane_and_keeps_its_events)
+{
+    static const int record = OT_EVENT_RECORD;
+    const double y0[2] = {0, 1}, t[2] = {0, 20};
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 2, 0, sine_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_roots(ode, 1, first_state), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_event_actions(ode, &record), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_max_events(ode, 5), OT_OK, NULL);
+    ot_solution *s = NULL;
+    ck_assert_status(
+        ot_solve_dense(ode, st_vec(y0, 2), ot_view_absent(), st_vec(t, 2), &s),
+        OT_ERR_LANES_FAILED, "more than max_events = 5 events");
+    ck_assert_int_eq(ot_solution_lane_event_count(s, 0), 5);
+    ot_solution_free(s);
+    ot_ode_free(ode);
+}
+END_TEST
+
+START_TEST(event_options_are_checked)
+{
+    const int bad_dir = 2, bad_action = 3, handle = OT_EVENT_HANDLE, dir = OT_ROOT_RISING;
+    const double y0[2] = {0, 1}, t[2] = {0, 1}, k = 1;
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 2, 1, sine_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_root_directions(ode, &dir), OT_ERR_ARG,
+                     "no root functions");
+    ck_assert_status(ot_ode_set_roots(ode, 1, first_state), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_root_directions(ode, &bad_dir), OT_ERR_VALUE,
+                     "root_directions: entry 0 is 2; must be -1 to 1");
+    ck_assert_status(ot_ode_set_event_actions(ode, &bad_action), OT_ERR_VALUE,
+                     "event_actions: entry 0 is 3; must be 0 to 2");
+    ck_assert_status(ot_ode_set_max_events(ode, 0), OT_ERR_VALUE, "max_events");
+    ck_assert_status(ot_ode_set_event_actions(ode, &handle), OT_OK, NULL);
+    ot_solution *s = NULL;
+    ck_assert_status(ot_solve_dense(ode, st_vec(y0, 2), st_vec(&k, 1), st_vec(t, 2), &s),
+                     OT_ERR_ARG, "no event handler");
+    ck_assert_status(ot_ode_set_event_handler(ode, bounce), OT_OK, NULL);
+    ck_assert_status(
+        ot_solve_fwd_sens(ode, st_vec(y0, 2), st_vec(&k, 1), st_vec(t, 2), &s),
+        OT_ERR_ARG, "sensitivities");
+    /* A new set of roots forgets the old directions and actions. */
+    ck_assert_status(ot_ode_set_roots(ode, 1, first_state), OT_OK, NULL);
+    ck_assert_status(ot_solve_dense(ode, st_vec(y0, 2), st_vec(&k, 1), st_vec(t, 2), &s),
+                     OT_OK, NULL);
+    ot_solution_free(s);
+    ot_ode_free(ode);
+}
+END_TEST
+
+Suite *events_suite(void)
+{
+    Suite *s = suite_create("events");
+    TCase *tc = ot_test_tcase(s, "events", 120);
+    tcase_add_loop_test(tc, root_direction_picks_the_crossing, 0, 2);
+    tcase_add_loop_test(tc, recorded_events_let_the_lane_go_on, 0, 4);
+    tcase_add_loop_test(tc, a_handler_changes_the_state_and_the_lane_goes_on, 0, 2);
+    tcase_add_test(tc, events_are_bit_identical_for_any_thread_count);
+    tcase_add_loop_test(tc, a_failing_handler_fails_its_lane_alone, 0, 2);
+    tcase_add_test(tc, max_events_fails_the_lane_and_keeps_its_events);
+    tcase_add_test(tc, event_options_are_checked);
+    return s;
+}
