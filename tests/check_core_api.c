@@ -23,9 +23,10 @@ static int root_fn(double t, ot_view y, ot_view p, ot_view_mut g, void *u)
     return 0;
 }
 
-static int event_fn(double t, int root, ot_view_mut y, ot_view_mut p, void *u)
+static int event_fn(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p,
+                    void *u)
 {
-    (void)t, (void)root, (void)y, (void)p, (void)u;
+    (void)t, (void)root, (void)lane, (void)y, (void)p, (void)u;
     return 0;
 }
 

@@ -48,9 +48,9 @@ static int ball_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
     return 0;
 }
 
-static int bounce(double t, int root, ot_view_mut y, ot_view_mut p, void *u)
+static int bounce(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p, void *u)
 {
-    (void)t, (void)u;
+    (void)t, (void)u, (void)lane;
     ck_assert_int_eq(root, 0);
     double *Y = ot_view_mut_col_f64(y, 0, 0);
     Y[1] = -ot_view_mut_col_f64(p, 0, 0)[0] * Y[1];
@@ -151,7 +151,16 @@ START_TEST(root_direction_picks_the_crossing)
         /* The mirrored lane: its falling zero is 2 pi, rising pi. */
         ck_assert_status(ot_solution_lane_root(s, 1, &idx, &tr), OT_OK, NULL);
         ck_assert_double_eq_tol(tr, d == 0 ? 2 * PI : PI, 1e-7);
-        ck_assert_int_eq(ot_solution_event_tensor(s, OT_EVENT_TIMES) == NULL, 1);
+        /* The stop is an event too, with the state at the root (it was not
+         * returned): y1 = 0, y2 = cos(root) = -1 or +1. */
+        ck_assert_int_eq(ot_solution_lane_event_count(s, 0), 1);
+        ck_assert(st_at(ot_solution_event_tensor(s, OT_EVENT_TIMES), 0, 0, 0) == want[d]
+                      ? 1
+                      : fabs(st_at(ot_solution_event_tensor(s, OT_EVENT_TIMES), 0, 0, 0) -
+                             want[d]) < 1e-7);
+        ck_assert_double_eq_tol(
+            st_at(ot_solution_event_tensor(s, OT_EVENT_BEFORE), 1, 0, 0), cos(want[d]),
+            1e-6);
         ot_solution_free(s);
         ot_ode_free(ode);
     }
@@ -252,7 +261,8 @@ END_TEST
 
 /* A handler that fails (returns -1, or writes NaN) fails its lane alone;
  * the others bounce on. Both modes. */
-static int failing_bounce(double t, int root, ot_view_mut y, ot_view_mut p, void *u)
+static int failing_bounce(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p,
+                          void *u)
 {
     (void)u;
     double *Y = ot_view_mut_col_f64(y, 0, 0);
@@ -261,7 +271,8 @@ static int failing_bounce(double t, int root, ot_view_mut y, ot_view_mut p, void
         return -1;
     if (e > 0.95 && t > 1) /* lane 2: e = 0.99, from its second bounce */
         Y[1] = NAN;
-    return bounce(t, root, y, p, u);
+    ck_assert_int_eq(lane, e > 0.95 ? 2 : 0);
+    return bounce(t, root, lane, y, p, u);
 }
 
 START_TEST(a_failing_handler_fails_its_lane_alone)

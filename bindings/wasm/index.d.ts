@@ -41,7 +41,8 @@ export type InitFunction = (p: Float64Array, y0: Float64Array, k: number, lane: 
 /** o [nout, k]: what the solution records instead of y. */
 export type OutFunction = (t: number, y: Float64Array, p: Float64Array, o: Float64Array,
   k: number, lane: number) => CallbackResult;
-/** g [nroots, k]: a sign change of any g_i stops the lane at the event. */
+/** g [nroots, k]: a sign change of any g_i is an event (by default it stops
+ * the lane; rootDirections, eventActions). */
 export type RootFunction = (t: number, y: Float64Array, p: Float64Array, g: Float64Array,
   k: number, lane: number) => CallbackResult;
 
@@ -71,6 +72,9 @@ export interface SolveOptions {
    * lowers the order near the stability limit (eigenvalues near the
    * imaginary axis). */
   stabilityLimitDetection?: boolean;
+  /** At most this many recorded events per lane (default 10000); a lane with
+   * more fails alone, keeping them. */
+  maxEvents?: number;
   /** 'lockstep': solve the lanes in blocks of this many, one lockstep
    * integrator each (in order: wasm here has one thread). Results depend on
    * the block size only; 0 (default): chosen from nstates alone (3 or 4
@@ -95,6 +99,17 @@ export interface Problem {
   roots?: RootFunction;
   /** Number of root functions of `roots` (only with `roots`). */
   nroots?: number;
+  /** Per root function: which crossings count (default 'both'). */
+  rootDirections?: readonly ('rising' | 'falling' | 'both')[];
+  /** Per root function: 'stop' the lane there (default), 'record' the event
+   * and go on, or 'handle' it: record, call onEvent, go on from the state it
+   * leaves (the integrator restarts). Recorded events: Solution.events. */
+  eventActions?: readonly ('stop' | 'record' | 'handle')[];
+  /** The handler of 'handle' roots: root `root` of lane `lane` fired at t;
+   * y [n] and p [np] are that lane's state and params, writable (views valid
+   * during the call). Return nothing or 0; < 0, a throw or NaN left in y
+   * fails the lane alone. */
+  onEvent?: (t: number, root: number, y: Float64Array, p: Float64Array, lane: number) => CallbackResult;
   /** [n] (every lane) or [n, nbatch], column-major; omit to use `init`. */
   y0?: NumericArray | null;
   /** [np] (every lane) or [np, nbatch], column-major. nbatch is the lane count
@@ -185,6 +200,15 @@ export interface Solution {
   /** Per lane: index of the root that fired, -1 if none; and its time. */
   readonly rootIndex: Int32Array;
   readonly rootTime: Float64Array;
+  /** Events (every root that fired: 'stop' ones too, with the state at the
+   * root), null without root functions: times
+   * and roots [m, nbatch] (root indices as numbers), the state before and
+   * after each [n, m, nbatch], NaN past each lane's count; m the largest
+   * count (1 at least). */
+  readonly events: {
+    readonly times: Tensor; readonly roots: Tensor; readonly before: Tensor; readonly after: Tensor;
+    readonly count: Int32Array;
+  } | null;
   readonly stats: readonly LaneStats[];
   readonly disposed: boolean;
   /** Frees the wasm memory; idempotent. */

@@ -35,9 +35,12 @@ const HEADROOM_FRAMES = 256;
 const METHODS = Object.freeze({ __proto__: null, bdf: 1, adams: 2 });
 const MODES = Object.freeze({ __proto__: null, lanes: 1, lockstep: 2 });
 const OPTIONS = ['rtol', 'atol', 'method', 'mode', 't0', 'firstStep', 'maxSteps', 'maxStep', 'lockstepBlock',
-  'sensRtol', 'sensAtol', 'maxOrder', 'stabilityLimitDetection'];
+  'sensRtol', 'sensAtol', 'maxOrder', 'stabilityLimitDetection', 'maxEvents'];
 const SPEC_KEYS = ['nstates', 'nparams', 'rhs', 'jac', 'init', 'out', 'nout', 'roots', 'nroots',
-  'y0', 'params', 'tEval', 'finalTime', 'options'];
+  'rootDirections', 'eventActions', 'onEvent', 'y0', 'params', 'tEval', 'finalTime', 'options'];
+const DIRECTIONS = Object.freeze({ __proto__: null, falling: -1, both: 0, rising: 1 });
+const ACTIONS = Object.freeze({ __proto__: null, stop: 0, record: 1, handle: 2 });
+const EVENT_TENSORS = ['times', 'roots', 'before', 'after'];
 const STATS = ['steps', 'rhsEvals', 'jacRhsEvals', 'jacEvals', 'linSetups', 'errTestFails',
   'nonlinIters', 'nonlinFails', 'finalTime'];
 // DLPack's codes: kDLFloat, kDLCPU.
@@ -155,6 +158,12 @@ class Solution {
       this.ts = tensor(0);
       this.ys = tensor(1);
       this.sens = Array.from({ length: nsens }, (_, j) => tensor(2 + j));
+      // Recorded events (roots with 'record' or 'handle'), or null.
+      const times = tensor(100);
+      this.events = times === null ? null : {
+        times, roots: tensor(101), before: tensor(102), after: tensor(103),
+        count: Int32Array.from({ length: nb }, (_, b) => m._otw_event_count(ptr, b)),
+      };
       const st = lanes, cnt = st + 4 * nb, ri = cnt + 4 * nb;
       const rt = (ri + 4 * nb + 7) & ~7, stats = rt + 8 * nb;
       if (m._otw_lanes(ptr, st, cnt, ri, rt, stats) !== nb)
@@ -366,6 +375,30 @@ class OdeTensor {
     return idx;
   }
 
+  // The event handler as a wasm table entry: onEvent(t, root, y, p, lane)
+  // gets that lane's y [n] and p [np] as writable views (its changes are the
+  // point), calls it; a throw or a Promise fails the lane.
+  #handler(f, dims, thrown, held) {
+    if (typeof f !== 'function') throw this.#error(OT_ERR_ARG, `onEvent: expected a function, not ${show(f)}`);
+    const m = this.#m;
+    const { n, np } = dims;
+    const wrapped = (t, root, lane, yp, pp) => {
+      try {
+        const b = m.HEAPF64.buffer;
+        const r = f(t, root, new Float64Array(b, yp, n), new Float64Array(b, pp, pp ? np : 0), lane);
+        if (m.HEAPF64.buffer !== b)
+          throw new Error('onEvent: wasm memory grew during the call (a solve nested in the handler?); its changes were lost');
+        return returnCode(r, 'onEvent');
+      } catch (e) {
+        if (!thrown.lanes.has(lane)) thrown.lanes.set(lane, { name: 'onEvent', error: e });
+        return -1;
+      }
+    };
+    const idx = m.addFunction(wrapped, 'idiiiii');
+    held.push(() => m.removeFunction(idx));
+    return idx;
+  }
+
   #options(P, o, n, held) {
     const m = this.#m;
     if (o === undefined || o === null) return false;
@@ -406,6 +439,12 @@ class OdeTensor {
       if (!Number.isInteger(v) || Math.abs(v) > INT_MAX)
         throw this.#error(OT_ERR_ARG, `options.lockstepBlock: ${v}; expected an integer >= 0 (0: chosen from nstates)`);
       this.#check(m._otw_set_lockstep_block(P, v));
+    }
+    if (o.maxEvents !== undefined) {
+      const v = this.#num(o.maxEvents, 'options.maxEvents');
+      if (!Number.isInteger(v) || Math.abs(v) > INT_MAX)
+        throw this.#error(OT_ERR_ARG, `options.maxEvents: ${v}; expected an integer >= 1`);
+      this.#check(m._otw_set_max_events(P, v));
     }
     if (o.maxOrder !== undefined) {
       const v = this.#num(o.maxOrder, 'options.maxOrder');
@@ -473,6 +512,24 @@ class OdeTensor {
       if (has(spec.jac)) this.#check(m._otw_set_jac(P, cb(spec.jac, 'jac', n * n)));
       if (has(spec.out)) this.#check(m._otw_set_out(P, nout, cb(spec.out, 'out', nout)));
       if (has(spec.roots)) this.#check(m._otw_set_roots(P, nroots, cb(spec.roots, 'roots', nroots)));
+      for (const [key, table, setter] of [['rootDirections', DIRECTIONS, '_otw_set_root_directions'],
+        ['eventActions', ACTIONS, '_otw_set_event_actions']]) {
+        const v = spec[key];
+        if (v === undefined || v === null) continue;
+        if (!Array.isArray(v) || v.length !== nroots)
+          throw this.#error(OT_ERR_ARG, `${key}: ${show(v)}; expected an array of ${nroots} (one per root function) of ${Object.keys(table).map((k) => `'${k}'`).join(', ')}`);
+        const codes = v.map((x, i) => {
+          if (typeof x !== 'string' || !Object.hasOwn(table, x))
+            throw this.#error(OT_ERR_ARG, `${key}[${i}]: ${show(x)}; expected ${Object.keys(table).map((k) => `'${k}'`).join(' or ')}`);
+          return table[x];
+        });
+        const ptr = m._otw_malloc(4 * nroots);
+        if (ptr === 0) throw this.#error(OT_ERR_NOMEM, `${key}: cannot allocate ${4 * nroots} bytes`);
+        held.push(() => m._otw_free(ptr));
+        m.HEAP32.set(codes, ptr >> 2);
+        this.#check(m[setter](P, ptr));
+      }
+      if (has(spec.onEvent)) this.#check(m._otw_set_event_handler(P, this.#handler(spec.onEvent, dims, thrown, held)));
       if (has(spec.init))
         this.#check(m._otw_set_init(P, this.#callback(spec.init, 'init', n, 'iiiiii', dims, thrown, held)));
       dims.lockstep = this.#options(P, spec.options, n, held);

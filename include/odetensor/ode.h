@@ -48,13 +48,15 @@ typedef int (*ot_out_fn)(double t, ot_view y, ot_view p, ot_view_mut o, void *us
 /* g[nroots, k]: a sign change of any g_i is an event (by default it stops
  * the lane there; ot_ode_set_event_actions, ot_ode_set_root_directions). */
 typedef int (*ot_root_fn)(double t, ot_view y, ot_view p, ot_view_mut g, void *user);
-/* An event handler: root `root` of the lane fired at t. y [n, 1] and
+/* An event handler: root `root` of lane `lane` fired at t. y [n, 1] and
  * p [np, 1] are that lane's state and parameters, writable: the lane goes on
  * from what the handler leaves there (the integrator restarts at t: order 1,
  * a new first step). Called once per lane and event, in every mode
- * (lockstep too: [n, 1] views of that lane). Return 0, or < 0 to fail the
- * lane (NaN/Inf left in y fails it too). */
-typedef int (*ot_event_fn)(double t, int root, ot_view_mut y, ot_view_mut p, void *user);
+ * (lockstep too: [n, 1] views of that lane; in lanes mode from the worker
+ * threads). Return 0, or < 0 to fail the lane (NaN/Inf left in y or p fails
+ * it too). */
+typedef int (*ot_event_fn)(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p,
+                           void *user);
 /* Lanes finished so far out of total; called from worker threads, one call at
  * a time, in increasing order of done. */
 typedef void (*ot_progress_fn)(int64_t done, int64_t total, void *user);

@@ -103,15 +103,17 @@ OT_API int64_t ot_solution_lane_count(const ot_solution *sol, int64_t b);
  * event time; -1 and NaN when none fired. @return OT_OK or OT_ERR_ARG. */
 OT_API int ot_solution_lane_root(const ot_solution *sol, int64_t b, int *index,
                                  double *time);
-/* Recorded events (roots with OT_EVENT_RECORD or OT_EVENT_HANDLE): which
- * tensor, NaN past each lane's count, m the largest count (1 at least):
+/* Events, for problems with root functions: every event (OT_EVENT_STOP
+ * ones too, with the state at the root), except on the CUDA solver, whose
+ * roots only stop lanes. Which tensor, NaN past each lane's count, m the
+ * largest count (1 at least):
  *   OT_EVENT_TIMES   [m, nbatch]     the event times
  *   OT_EVENT_ROOTS   [m, nbatch]     which root function fired (as f64)
  *   OT_EVENT_BEFORE  [n, m, nbatch]  the state at the event
  *   OT_EVENT_AFTER   [n, m, nbatch]  the state the lane went on from (the
  *                                    handler's; = before for RECORD)
  * Simultaneous roots of a lane are separate events, in root order. Still
- * owned by the solution (NULL when the problem records no events, or once
+ * owned by the solution (NULL without root functions, on CUDA, or once
  * taken). */
 typedef enum ot_event_tensor {
     OT_EVENT_TIMES = 0,

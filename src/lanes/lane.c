@@ -189,9 +189,15 @@ static int take_roots(ot__lanes_worker *w, const ot__sink *sk, int64_t b, double
         return -1;
     }
     int go_on = 0;
-    if (CVodeGetRootInfo(w->cv, rf) != CV_SUCCESS || ot__event_stop_root(ode, rf) >= 0 ||
-        sk->events == NULL) {
-        record_root(sol, b, t, ode, rf);
+    const int got = CVodeGetRootInfo(w->cv, rf) == CV_SUCCESS;
+    const int stop = got ? ot__event_stop_root(ode, rf) : -1;
+    if (!got || stop >= 0 || sk->events == NULL) {
+        record_root(sol, b, t, ode, got ? rf : NULL);
+        char msg[200];
+        /* The stop is an event too: its state at the root. */
+        if (got && stop >= 0 && sk->events &&
+            ot__event_push(ode, &sk->events[b], t, stop, y, y, msg, sizeof msg) != OT_OK)
+            ot__solution_fail_lane(sol, b, OT_ERR_NOMEM, msg);
     } else {
         int changed = 0;
         char msg[200];

@@ -165,6 +165,12 @@ static int take_roots(ot__lockstep *L, const ot__sink *sk, double t, int64_t cou
             sol->root_time[lane] = t;
             sol->count[lane] = count;
             sol->stats[lane].final_time = t;
+            char msg[200];
+            /* The stop is an event too: its state at the root. */
+            if (sk->events && yd &&
+                ot__event_push(ode, &sk->events[lane], t, sol->root_index[lane],
+                               yd + b * n, yd + b * n, msg, sizeof msg) != OT_OK)
+                ot__solution_fail_lane(sol, lane, OT_ERR_NOMEM, msg);
             continue;
         }
         /* The handler is the lane's own: its failure must not stop the

@@ -20,7 +20,7 @@ int ot__event_stop_root(const ot_ode *ode, const int *rootsfound)
 static int handle(const ot_ode *ode, double t, int64_t root, double *y, double *p,
                   int64_t lane, ot__cb *cb)
 {
-    const int rc = ode->event_fn(t, (int)root, ot__view_mut_compact(y, ode->n, 1),
+    const int rc = ode->event_fn(t, (int)root, lane, ot__view_mut_compact(y, ode->n, 1),
                                  ot__view_mut_compact(p, ode->np, 1), ode->user);
     if (rc != 0) {
         ot__cb_note(cb, -1, "event handler returned %d at t = %g (root %lld)", rc, t,
@@ -35,6 +35,29 @@ static int handle(const ot_ode *ode, double t, int64_t root, double *y, double *
     return OT_OK;
 }
 
+int ot__event_push(const ot_ode *ode, ot__record *r, double t, int64_t root,
+                   const double *before, const double *after, char *msg, size_t msg_len)
+{
+    const int64_t n = ode->n;
+    if (r->count >= ode->max_events) {
+        snprintf(msg, msg_len,
+                 "more than max_events = %lld events at t = %g (ot_ode_set_max_events)",
+                 (long long)ode->max_events, t);
+        return OT_ERR_SOLVER;
+    }
+    r->width = ot__event_width(n);
+    double *slot = ot__record_push(r, t);
+    if (slot == NULL) {
+        snprintf(msg, msg_len, "cannot grow the event record past %lld events",
+                 (long long)r->count);
+        return OT_ERR_NOMEM;
+    }
+    slot[0] = (double)root;
+    memcpy(slot + 1, before, (size_t)n * sizeof *before);
+    memcpy(slot + 1 + n, after, (size_t)n * sizeof *after);
+    return OT_OK;
+}
+
 int ot__event_take(const ot_ode *ode, ot__record *r, double t, const int *rootsfound,
                    double *y, double *p, int64_t lane, ot__cb *cb, int *changed,
                    char *msg, size_t msg_len)
@@ -45,29 +68,16 @@ int ot__event_take(const ot_ode *ode, ot__record *r, double t, const int *rootsf
         const int action = ot__event_action(ode, k);
         if (rootsfound[k] == 0 || action == OT_EVENT_STOP)
             continue;
-        if (r->count >= ode->max_events) {
-            snprintf(
-                msg, msg_len,
-                "more than max_events = %lld events at t = %g (ot_ode_set_max_events)",
-                (long long)ode->max_events, t);
-            return OT_ERR_SOLVER;
-        }
-        r->width = ot__event_width(n);
-        double *slot = ot__record_push(r, t);
-        if (slot == NULL) {
-            snprintf(msg, msg_len, "cannot grow the event record past %lld events",
-                     (long long)r->count);
-            return OT_ERR_NOMEM;
-        }
-        slot[0] = (double)k;
-        memcpy(slot + 1, y, (size_t)n * sizeof *y);
+        /* before: y as it is; after: y once the handler changed it */
+        int st = ot__event_push(ode, r, t, k, y, y, msg, msg_len);
+        if (st != OT_OK)
+            return st;
         if (action == OT_EVENT_HANDLE) {
-            const int st = handle(ode, t, k, y, p, lane, cb);
-            if (st != OT_OK)
+            if ((st = handle(ode, t, k, y, p, lane, cb)) != OT_OK)
                 return st;
             *changed = 1;
+            memcpy(r->y + (r->count - 1) * r->width + 1 + n, y, (size_t)n * sizeof *y);
         }
-        memcpy(slot + 1 + n, y, (size_t)n * sizeof *y);
     }
     return OT_OK;
 }

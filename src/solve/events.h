@@ -41,6 +41,19 @@ int ot__event_take(const ot_ode *ode, ot__record *r, double t, const int *rootsf
                    double *y, double *p, int64_t lane, ot__cb *cb, int *changed,
                    char *msg, size_t msg_len);
 
+/* Records one event of root `root` at t: y before and after (n each).
+ * @return OT_OK, OT_ERR_SOLVER (more than max_events: msg) or OT_ERR_NOMEM. */
+int ot__event_push(const ot_ode *ode, ot__record *r, double t, int64_t root,
+                   const double *before, const double *after, char *msg, size_t msg_len);
+
+/* Whether a solve of ode records events: it has roots, and the solver can
+ * see the state at them (not CUDA, whose roots stop lanes only). Every
+ * event is then recorded, a stopping one too (its state at the root). */
+static inline int ot__events_recorded(const ot_ode *ode)
+{
+    return ode->nroots > 0 && ode->device.type != OT_CUDA;
+}
+
 /* The first fired root whose action is OT_EVENT_STOP, or -1. */
 int ot__event_stop_root(const ot_ode *ode, const int *rootsfound);
 

@@ -146,7 +146,7 @@ static int run_plan(const ot__plan *pl, ot_solution **out)
     if (st == OT_OK && nrec > 0 &&
         (sink.records = OT__CALLOC((size_t)nrec, sizeof *sink.records)) == NULL)
         st = ot__fail(OT_ERR_NOMEM, "solve: cannot allocate step records");
-    if (st == OT_OK && ot__ode_records_events(pl->ode) &&
+    if (st == OT_OK && ot__events_recorded(pl->ode) &&
         ((sink.events = OT__CALLOC((size_t)pl->nbatch, sizeof *sink.events)) == NULL ||
          (sol->event_count = OT__CALLOC((size_t)pl->nbatch, sizeof *sol->event_count)) ==
              NULL))

@@ -37,11 +37,15 @@
 typedef int (*otw_eval_fn)(double t, const double *y, const double *p, double *out, int k,
                            int lane, void *user);
 typedef int (*otw_init_fn)(const double *p, double *y0, int k, int lane, void *user);
+/* An event handler: y [n] and p [np] of one lane, writable. */
+typedef int (*otw_event_fn)(double t, int root, int lane, double *y, double *p,
+                            void *user);
 
 typedef struct otw_problem {
     ot_ode *ode;
     otw_eval_fn rhs, jac, out, root;
     otw_init_fn init;
+    otw_event_fn event;
     void *user;
     int lockstep;
     int lane; /* lanes mode: the lane being solved (lanes run in order) */
@@ -158,6 +162,15 @@ static int init_tramp(ot_view p, ot_view_mut y0, void *user)
     return rc;
 }
 
+/* The lane's views are compact [n, 1] and [np, 1] columns of the solver's. */
+static int event_tramp(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p,
+                       void *user)
+{
+    otw_problem *P = user;
+    return P->event(t, root, (int)lane, ot_view_mut_col_f64(y, 0, 0),
+                    p.layout.shape[0] > 0 ? ot_view_mut_col_f64(p, 0, 0) : NULL, P->user);
+}
+
 /* Called after each lane (lanes mode) or block of lanes (lockstep in
  * blocks); with one thread they finish in order, so the next lane to be
  * solved, or the next block's first lane, is the number done. */
@@ -250,6 +263,31 @@ OTW_API int otw_set_roots(otw_problem *P, int nroots, otw_eval_fn root)
     if (st == OT_OK)
         P->root = root;
     return st;
+}
+
+/* nroots ints each (-1 falling, 0 both, 1 rising; 0 stop, 1 record, 2
+ * handle), or NULL for the defaults. */
+OTW_API int otw_set_root_directions(otw_problem *P, const int32_t *dirs)
+{
+    return ot_ode_set_root_directions(ode_of(P), (const int *)dirs);
+}
+
+OTW_API int otw_set_event_actions(otw_problem *P, const int32_t *actions)
+{
+    return ot_ode_set_event_actions(ode_of(P), (const int *)actions);
+}
+
+OTW_API int otw_set_event_handler(otw_problem *P, otw_event_fn event)
+{
+    const int st = ot_ode_set_event_handler(ode_of(P), event ? event_tramp : NULL);
+    if (st == OT_OK)
+        P->event = event;
+    return st;
+}
+
+OTW_API int otw_set_max_events(otw_problem *P, int v)
+{
+    return ot_ode_set_max_events(ode_of(P), v);
 }
 
 /* method: 1 BDF, 2 Adams (ot_method). */
@@ -399,12 +437,20 @@ OTW_API int otw_solution_nbatch(const ot_solution *s)
 }
 OTW_API int otw_solution_nsens(const ot_solution *s) { return (int)ot_solution_nsens(s); }
 
-/* Output tensor `which` (0 ts, 1 ys, 2 + j sens(j)): returns its data and
+/* Lane b's recorded events (0 without events). */
+OTW_API int otw_event_count(const ot_solution *s, int b)
+{
+    return (int)ot_solution_lane_event_count(s, b);
+}
+
+/* Output tensor `which` (0 ts, 1 ys, 2 + j sens(j), 100 + k event tensor k
+ * (ot_event_tensor)): returns its data and
  * fills info[8] with dtype, ndim, shape[3] and strides[3] in elements; NULL
  * (and info untouched) when there is no such tensor or info is NULL. */
 OTW_API const void *otw_tensor(const ot_solution *s, int which, int32_t *info)
 {
-    const ot_tensor *t = which == 0   ? ot_solution_ts(s)
+    const ot_tensor *t = which >= 100 ? ot_solution_event_tensor(s, which - 100)
+                         : which == 0 ? ot_solution_ts(s)
                          : which == 1 ? ot_solution_ys(s)
                                       : ot_solution_sens(s, (int64_t)which - 2);
     if (t == NULL || info == NULL)

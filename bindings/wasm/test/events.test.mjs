@@ -1,0 +1,81 @@
+// Events from JS (issue 14): root directions, recorded events, an onEvent
+// handler that changes a lane's state, in both modes, against analytic
+// times; a handler that throws fails its lane alone.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { load } from '../index.mjs';
+
+const ot = await load();
+const G = 9.81;
+
+const ball = (mode, extra = {}) => ot.solveDense({
+  nstates: 2, nparams: 1,
+  rhs(t, y, p, dydt, k) { for (let b = 0; b < k; b++) { dydt[2 * b] = y[2 * b + 1]; dydt[2 * b + 1] = -G; } },
+  roots(t, y, p, g, k) { for (let b = 0; b < k; b++) g[b] = y[2 * b]; },
+  nroots: 1, rootDirections: ['falling'], eventActions: ['handle'],
+  onEvent(t, root, y, p) { y[1] = -p[0] * y[1]; },
+  y0: [1, 0, 2, 0], params: [0.8, 0.8], tEval: [0, 2.5],
+  options: { mode, rtol: 1e-10, atol: 1e-12 }, ...extra,
+});
+
+// Bounce k of a ball dropped from h0 (restitution e) at rest.
+function bounceTime(h0, e, k) {
+  const t0 = Math.sqrt(2 * h0 / G), v0 = G * t0;
+  let t = t0, ej = 1;
+  for (let j = 0; j < k; j++) { ej *= e; t += 2 * ej * v0 / G; }
+  return t;
+}
+
+test('onEvent bounces a ball at its analytic times, in both modes', () => {
+  for (const mode of ['lanes', 'lockstep']) {
+    const sol = ball(mode);
+    assert.ok(sol.ok, sol.message.join('; '));
+    const { times, before, after, count } = sol.events;
+    for (let b = 0; b < 2; b++) {
+      const h0 = [1, 2][b], v0 = Math.sqrt(2 * G * h0);
+      let want = 0;
+      while (bounceTime(h0, 0.8, want) < 2.5) want++;
+      assert.equal(count[b], want, `${mode} lane ${b}`);
+      for (let k = 0; k < want; k++) {
+        assert.ok(Math.abs(times.get(k, b) - bounceTime(h0, 0.8, k)) < 1e-6, `${mode} lane ${b} bounce ${k}`);
+        assert.ok(Math.abs(before.get(1, k, b) + v0 * 0.8 ** k) < 1e-5 * v0);
+        assert.ok(Math.abs(after.get(1, k, b) - v0 * 0.8 ** (k + 1)) < 1e-5 * v0);
+      }
+    }
+    sol.dispose();
+  }
+});
+
+test("rootDirections: 'rising' skips the falling crossing; 'record' lets the lane go on", () => {
+  const sine = (dirs, actions) => ot.solveDense({
+    nstates: 2, rhs(t, y, p, d, k) { for (let b = 0; b < k; b++) { d[2 * b] = y[2 * b + 1]; d[2 * b + 1] = -y[2 * b]; } },
+    roots(t, y, p, g, k) { for (let b = 0; b < k; b++) g[b] = y[2 * b]; }, nroots: 1,
+    rootDirections: dirs, eventActions: actions, y0: [0, 1], tEval: [0, 10], options: { rtol: 1e-10, atol: 1e-12 },
+  });
+  const rising = sine(['rising'], undefined);
+  assert.ok(Math.abs(rising.rootTime[0] - 2 * Math.PI) < 1e-7);
+  assert.equal(rising.events.count[0], 1); // the stop, with its state
+  assert.ok(Math.abs(rising.events.before.get(1, 0, 0) - 1) < 1e-6); // y2 = cos(2 pi)
+  rising.dispose();
+  const rec = sine(['both'], ['record']);
+  assert.equal(rec.events.count[0], 3); // pi, 2 pi, 3 pi
+  assert.equal(rec.count[0], 2); // reached t = 10
+  assert.ok(Math.abs(rec.events.times.get(2, 0) - 3 * Math.PI) < 1e-6);
+  rec.dispose();
+});
+
+test('a handler that throws fails its lane alone; bad event fields are refused', () => {
+  for (const mode of ['lanes', 'lockstep']) {
+    const sol = ball(mode, {
+      onEvent(t, root, y, p, lane) { if (lane === 1) throw new Error('no bounce'); y[1] = -p[0] * y[1]; },
+    });
+    assert.equal(sol.status[0], 'OT_OK');
+    assert.equal(sol.status[1], 'OT_ERR_CALLBACK');
+    assert.match(sol.message[1], /^onEvent threw Error: no bounce; event handler returned -1/);
+    sol.dispose();
+  }
+  assert.throws(() => ball('lanes', { rootDirections: ['up'] }), /rootDirections\[0\]: 'up'; expected 'falling' or 'both' or 'rising'/);
+  assert.throws(() => ball('lanes', { eventActions: ['handle', 'stop'] }), /eventActions: an array of length 2; expected an array of 1/);
+  assert.throws(() => ball('lanes', { onEvent: undefined }), /no event handler/);
+  assert.throws(() => ball('lanes', { options: { maxEvents: 0 } }), /max_events: 0; must be >= 1/);
+});
