@@ -352,6 +352,77 @@ START_TEST(event_options_are_checked)
 }
 END_TEST
 
+/* ---- Per-lane output times ------------------------------------------------ */
+
+/* t_eval [nt, nbatch]: each lane its own sampling times, NaN-padded at the
+ * end. Lanes mode: each lane is bit for bit its solve alone with its times.
+ * Lockstep: the block steps through the union of the times; every output
+ * right to the tolerance. ts is [nt, nbatch], the times given. */
+START_TEST(per_lane_output_times)
+{
+    enum { NB = 5, NT = 4 };
+    const double nan = NAN;
+    double t[NT * NB], k[NB];
+    for (int b = 0; b < NB; b++) {
+        k[b] = 0.3 + 0.2 * b;
+        for (int i = 0; i < NT; i++) /* lane b has NT - (b % 3) times */
+            t[b * NT + i] = i < NT - b % 3 ? 0.37 * (b + 1) * (i + 1) : nan;
+    }
+    const double y0[2] = {1, 1};
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 2, 1, st_decay_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_mode(ode, _i ? OT_LOCKSTEP : OT_LANES), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_atol(ode, 1e-12), OT_OK, NULL);
+    ot_solution *s = NULL;
+    ck_assert_status(
+        ot_solve_dense(ode, st_vec(y0, 2), st_mat(k, 1, NB), st_mat(t, NT, NB), &s),
+        OT_OK, NULL);
+    st_assert_shape(ot_solution_ts(s), 2, NT, NB, 0);
+    for (int b = 0; b < NB; b++) {
+        const int nt = NT - b % 3;
+        ck_assert_int_eq(ot_solution_lane_count(s, b), nt);
+        for (int i = 0; i < NT; i++) {
+            const double tt = st_at(ot_solution_ts(s), i, b, 0);
+            ck_assert(i < nt ? tt == t[b * NT + i] : isnan(tt));
+            if (i >= nt) {
+                ck_assert(isnan(st_y(s, 0, i, b)));
+                continue;
+            }
+            ck_assert_double_eq_tol(st_y(s, 0, i, b), exp(-k[b] * tt), 1e-8);
+            ck_assert_double_eq_tol(st_y(s, 1, i, b), exp(-2 * k[b] * tt), 1e-8);
+        }
+        if (_i)
+            continue;
+        ot_solution *alone = NULL;
+        ck_assert_status(ot_solve_dense(ode, st_vec(y0, 2), st_vec(k + b, 1),
+                                        st_vec(t + b * NT, nt), &alone),
+                         OT_OK, NULL);
+        ck_assert(memcmp(ot_tensor_layout(ot_solution_ys(alone))->data,
+                         (const char *)ot_tensor_layout(ot_solution_ys(s))->data +
+                             b * ot_tensor_layout(ot_solution_ys(s))->strides[2],
+                         (size_t)(2 * nt) * sizeof(double)) == 0);
+        st_assert_stats_equal(s, b, alone, 0);
+        ot_solution_free(alone);
+    }
+    ot_solution_free(s);
+    /* A NaN in the middle, a lane with no time, a time before t0. */
+    t[1] = nan;
+    ck_assert_status(
+        ot_solve_dense(ode, st_vec(y0, 2), st_mat(k, 1, NB), st_mat(t, NT, NB), &s),
+        OT_ERR_VALUE, "(lane 0; per-lane times are NaN-padded at the end only)");
+    for (int i = 0; i < NT; i++)
+        t[i] = nan;
+    ck_assert_status(
+        ot_solve_dense(ode, st_vec(y0, 2), st_mat(k, 1, NB), st_mat(t, NT, NB), &s),
+        OT_ERR_VALUE, "t_eval: lane 0 has no output time");
+    ck_assert_status(
+        ot_solve_dense(ode, st_vec(y0, 2), st_mat(k, 1, NB), st_mat(t, NT, 2), &s),
+        OT_ERR_SHAPE, "expected [nt], [nt, 1] or [nt, 5]");
+    ot_ode_free(ode);
+}
+END_TEST
+
 Suite *events_suite(void)
 {
     Suite *s = suite_create("events");
@@ -363,5 +434,6 @@ Suite *events_suite(void)
     tcase_add_loop_test(tc, a_failing_handler_fails_its_lane_alone, 0, 2);
     tcase_add_test(tc, max_events_fails_the_lane_and_keeps_its_events);
     tcase_add_test(tc, event_options_are_checked);
+    tcase_add_loop_test(tc, per_lane_output_times, 0, 2);
     return s;
 }

@@ -324,7 +324,8 @@ static const refusal solve_refusals[] = {
     {"t_eval NaN", OT_ERR_VALUE, "t_eval: t_eval[1] is nan"},
     {"t_eval Inf", OT_ERR_VALUE, "t_eval: t_eval[2] is inf"},
     {"t_eval before t0", OT_ERR_VALUE, "before t0"},
-    {"t_eval 2-D", OT_ERR_SHAPE, "t_eval: needs shape [nt]"},
+    {"t_eval [1, 3] for 4 lanes", OT_ERR_SHAPE,
+     "t_eval: shape [1, 3]; expected [nt], [nt, 1] or [nt, 4]"},
     {"t_eval empty", OT_ERR_SHAPE, "t_eval: needs shape [nt]"},
     {"t_eval absent", OT_ERR_ARG, "t_eval: absent"},
     {"NaN in y0", OT_ERR_VALUE, "y0: [1, 2] is nan"},
@@ -383,7 +384,7 @@ static int refused_call(int i, ot_ode *ode, ot_solution **out)
         ck_assert_status(ot_ode_set_t0(ode, 0.5), OT_OK, NULL);
         return ot_solve_dense(ode, Y, K, T, out);
     case 13:
-        return ot_solve_dense(ode, Y, K, st_mat(t, 3, 1), out);
+        return ot_solve_dense(ode, Y, K, st_mat(t, 1, 3), out);
     case 14:
         return ot_solve_dense(ode, Y, K, st_vec(t, 0), out);
     case 15:

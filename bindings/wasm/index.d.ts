@@ -120,8 +120,10 @@ export interface Problem {
 }
 
 export interface DenseProblem extends Problem {
-  /** Output times [nt], strictly increasing, tEval[0] >= t0. */
-  tEval: NumericArray;
+  /** Output times [nt], strictly increasing, tEval[0] >= t0; or per lane an
+   * array of nbatch such arrays (ragged: a lane with fewer times gets NaN
+   * past its count; ts is then [nt, nbatch]). */
+  tEval: NumericArray | readonly NumericArray[];
 }
 
 export interface StepsProblem extends Problem {

@@ -548,9 +548,25 @@ class OdeTensor {
         call = () => m._otw_solve(slot, P, y0, y0c, pp, pc, tf);
       } else {
         if (!has(spec.tEval)) throw this.#error(OT_ERR_ARG, 'tEval: required (the output times)');
-        const [tp, nt] = this.#input(spec.tEval, 1, 'tEval', 'one', held);
-        const f = kind === 'dense' ? m._otw_solve_dense : m._otw_solve_fwd_sens;
-        call = () => f(slot, P, y0, y0c, pp, pc, tp, nt);
+        // Per-lane times: an array of arrays (one per lane, ragged), NaN-padded
+        // into [nt, nbatch] column-major.
+        let tEval = spec.tEval;
+        if (Array.isArray(tEval) && tEval.length > 0 && typeof tEval[0] === 'object' && tEval[0] !== null) {
+          const cols = tEval.length;
+          const rows = Math.max(...tEval.map((c, b) => this.#length(c, `tEval[${b}]`)));
+          const flat = new Float64Array(rows * cols).fill(NaN);
+          tEval.forEach((c, b) => { for (let i = 0; i < c.length; i++) flat[b * rows + i] = this.#num(c[i], `tEval[${b}][${i}]`); });
+          this.#check(m._otw_set_t_cols(P, cols));
+          tEval = flat;
+          const [tp] = this.#input(tEval, rows, 'tEval', 'nt', held);
+          const f = kind === 'dense' ? m._otw_solve_dense : m._otw_solve_fwd_sens;
+          call = () => f(slot, P, y0, y0c, pp, pc, tp, rows);
+        }
+        const [tp, nt] = call ? [0, 0] : this.#input(tEval, 1, 'tEval', 'one', held);
+        if (!call) {
+          const f = kind === 'dense' ? m._otw_solve_dense : m._otw_solve_fwd_sens;
+          call = () => f(slot, P, y0, y0c, pp, pc, tp, nt);
+        }
       }
       const st = this.#enter(call, lost);
       if (st !== 0 && st !== OT_ERR_LANES_FAILED) {

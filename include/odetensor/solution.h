@@ -38,8 +38,12 @@ typedef struct ot_lane_stats {
  * y0: [n], [n, 1] or [n, nbatch], f32 or f64; absent: the init callback
  * computes it from params. params: [np], [np, 1] or [np, nbatch] (absent
  * when np is 0). t_eval: [nt], nt >= 1, strictly increasing, finite, with
- * t_eval[0] >= t0. nbatch is the lane count of y0 or params (1 if both are
- * one lane); one-lane inputs are broadcast. Values must be finite.
+ * t_eval[0] >= t0; or [nt, nbatch] (not CUDA, not the MPI layer): each lane
+ * its own times, a column each, NaN-padded at the end, ts then [nt, nbatch]
+ * (lanes mode: each lane bit for bit its solve alone; lockstep: a block
+ * steps through the union of its lanes' times). nbatch is the lane count of
+ * y0 or params (1 if both are one lane); one-lane inputs are broadcast.
+ * Values must be finite.
  * Ownership: on OT_OK and OT_ERR_LANES_FAILED, *out is the caller's, freed
  * with ot_solution_free(); on any other status *out is untouched.
  * @return OT_OK; OT_ERR_LANES_FAILED when some lanes failed (read them with

@@ -164,6 +164,7 @@ const ot__lockstep_backend cuda_backend = {
     .make_atol = make_atol,
     .make_linear = make_linear,
     .stopped_changed = stopped_changed,
+    .host_state = nullptr, /* events stop lanes only here (plan.c refuses the rest) */
     .initial_state = initial_state,
 };
 

@@ -231,8 +231,10 @@ static void solve_dense(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
     const ot__plan *pl = w->plan;
     ot_solution *sol = sk->sol;
     int root = 0;
-    for (int64_t i = 0; i < pl->nt && !root; i++) {
-        const double tout = pl->t[i];
+    const double *times = ot__plan_times(pl, b);
+    const int64_t nt = ot__plan_nt(pl, b);
+    for (int64_t i = 0; i < nt && !root; i++) {
+        const double tout = times[i];
         double *dst = state_dst(w, sk, i, b);
         double tret = pl->t0;
         int flag = CV_SUCCESS;

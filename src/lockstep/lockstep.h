@@ -102,6 +102,8 @@ struct ot__lockstep {
     ot__cb cb;              /* the batch's callback problems and CVODE's messages */
     unsigned poisoned;    /* OT__POISONED_*: callbacks whose first output was poisoned */
     ot_lane_stats before; /* the batch's counters before its last restart at an event */
+    int64_t
+        *next; /* per-lane output times: each lane's next output index (owned), or NULL */
 };
 
 /* ---- The CPU solver (cpu.c) ---------------------------------------------- */

@@ -163,7 +163,7 @@ static int take_roots(ot__lockstep *L, const ot__sink *sk, double t, int64_t cou
             stopped = 1;
             sol->root_index[lane] = stop >= 0 ? stop : fired;
             sol->root_time[lane] = t;
-            sol->count[lane] = count;
+            sol->count[lane] = L->next ? L->next[b] : count;
             sol->stats[lane].final_time = t;
             char msg[200];
             /* The stop is an event too: its state at the root. */
@@ -187,7 +187,7 @@ static int take_roots(ot__lockstep *L, const ot__sink *sk, double t, int64_t cou
             ot__solution_fail_lane(sol, lane, st, st == OT_ERR_CALLBACK ? cb.msg : msg);
             L->stopped[b] = 2;
             stopped = 1;
-            sol->count[lane] = count;
+            sol->count[lane] = L->next ? L->next[b] : count;
             sol->stats[lane].final_time = t;
         }
     }
@@ -214,12 +214,63 @@ static int all_stopped(const ot__lockstep *L)
 
 /* ---- The loops ------------------------------------------------------------ */
 
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Per-lane output times: the sorted union of the block's lanes' times, in
+ * *times (the caller frees it), and L->next (zeroed: each lane's next
+ * output). @return their number, or -1 out of memory. */
+static int64_t union_times(ot__lockstep *L, double **times)
+{
+    const ot__plan *pl = L->plan;
+    int64_t total = 0, k = 0;
+    for (int64_t b = 0; b < L->nbatch; b++)
+        total += ot__plan_nt(pl, L->lane0 + b);
+    double *u = OT__MALLOC((size_t)total * sizeof *u);
+    L->next = OT__CALLOC((size_t)L->nbatch, sizeof *L->next);
+    if (u == NULL || L->next == NULL) {
+        free(u);
+        return -1;
+    }
+    for (int64_t b = 0; b < L->nbatch; b++) {
+        const int64_t nt = ot__plan_nt(pl, L->lane0 + b);
+        memcpy(u + k, ot__plan_times(pl, L->lane0 + b), (size_t)nt * sizeof *u);
+        k += nt;
+    }
+    qsort(u, (size_t)total, sizeof *u, cmp_double);
+    int64_t m = 0;
+    for (int64_t i = 0; i < total; i++)
+        if (m == 0 || u[i] != u[m - 1])
+            u[m++] = u[i];
+    *times = u;
+    return m;
+}
+
 static void solve_dense(ot__lockstep *L, const ot__sink *sk)
 {
     ot_solution *sol = sk->sol;
     const ot__plan *pl = L->plan;
-    for (int64_t i = 0; i < pl->nt && !all_stopped(L); i++) {
-        const double tout = pl->t[i];
+    /* Shared times, or (per lane) the union of the lanes': at each, the
+     * lanes whose next output it is store it (the backend's emit reads
+     * L->next). */
+    double *owned = NULL;
+    const double *times = pl->t;
+    int64_t nts = pl->nt;
+    if (pl->t_lanes) {
+        nts = union_times(L, &owned);
+        times = owned;
+        if (nts < 0) {
+            snprintf(L->cb.msg, sizeof L->cb.msg,
+                     "cannot allocate the lanes' output times");
+            fail_batch(L, sol, OT_ERR_NOMEM, pl->t0, L->cb.msg);
+            nts = 0;
+        }
+    }
+    for (int64_t i = 0; i < nts && !all_stopped(L); i++) {
+        const double tout = times[i];
         N_Vector y = L->y; /* t0 itself: the initial state */
         if (tout != pl->t0) {
             double tret = pl->t0;
@@ -248,6 +299,9 @@ static void solve_dense(ot__lockstep *L, const ot__sink *sk)
             break;
         }
     }
+    free(owned);
+    free(L->next);
+    L->next = NULL;
 }
 
 /* The batch's rows at (t, y) as the next step of the shared record. */

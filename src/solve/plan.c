@@ -1,5 +1,6 @@
 /* Checking a solve request: shapes, lane count, times and values. */
 #include <math.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
@@ -115,6 +116,8 @@ int ot__times_check_values(const double *t, int64_t nt, double t0)
     return OT_OK;
 }
 
+/* t_eval [nt] or [nt, 1]: shared; [nt, nbatch]: each lane its own times,
+ * increasing, NaN-padded at the end (at least one real time a lane). */
 static int check_times(ot__plan *pl, ot_view t_eval)
 {
     int dev;
@@ -123,7 +126,46 @@ static int check_times(ot__plan *pl, ot_view t_eval)
         return st;
     pl->nt = t_eval.layout.shape[0];
     pl->t = ot_view_col_f64(t_eval, 0, 0);
-    return ot__times_check_values(pl->t, pl->nt, pl->t0);
+    pl->t_lanes = t_eval.layout.ndim == 2 && t_eval.layout.shape[1] > 1;
+    if (!pl->t_lanes)
+        return ot__times_check_values(pl->t, pl->nt, pl->t0);
+    pl->t_stride = t_eval.layout.strides[1] / (int64_t)sizeof(double);
+    for (int64_t b = 0; b < pl->nbatch; b++) {
+        const int64_t k = ot__plan_nt(pl, b);
+        if (k == 0)
+            return ot__fail(OT_ERR_VALUE,
+                            "t_eval: lane %lld has no output time (all NaN)",
+                            (long long)b);
+        if ((st = ot__times_check_values(ot__plan_times(pl, b), k, pl->t0)) != OT_OK) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "%s", ot_last_error());
+            return ot__fail(
+                st, "%s (lane %lld; per-lane times are NaN-padded at the end only)", msg,
+                (long long)b);
+        }
+    }
+    return OT_OK;
+}
+
+/* t_eval's shape: [nt], or [nt, 1] / [nt, nbatch] (per lane; lanes mode and
+ * lockstep on the CPU). */
+static int check_times_shape(ot__plan *pl, ot_view t_eval)
+{
+    const ot_layout *l = &t_eval.layout;
+    pl->t_lanes = l->ndim == 2 && l->shape[1] > 1;
+    if (l->ndim != 2)
+        return ot__times_check_shape(t_eval);
+    if (l->shape[0] < 1 || (l->shape[1] != 1 && l->shape[1] != pl->nbatch))
+        return ot__fail(
+            OT_ERR_SHAPE,
+            "t_eval: shape [%lld, %lld]; expected [nt], [nt, 1] or [nt, %lld] "
+            "(nt >= 1; a column of times per lane)",
+            (long long)l->shape[0], (long long)l->shape[1], (long long)pl->nbatch);
+    if (l->shape[1] > 1 && pl->ode->device.type == OT_CUDA)
+        return ot__fail(OT_ERR_ARG,
+                        "t_eval: per-lane output times: the CUDA solver takes "
+                        "shared times [nt] only");
+    return OT_OK;
 }
 
 /* The default lockstep block for n states (ot_ode_set_lockstep_block 0):
@@ -217,7 +259,7 @@ int ot__plan_make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
          (st = ot_view_check_lanes(y0, pl->n, pl->nbatch, "y0")) != OT_OK) ||
         (!ot_view_is_absent(params) &&
          (st = ot_view_check_lanes(params, pl->np, pl->nbatch, "params")) != OT_OK) ||
-        (kind != OT__STEPS && (st = ot__times_check_shape(t_eval)) != OT_OK) ||
+        (kind != OT__STEPS && (st = check_times_shape(pl, t_eval)) != OT_OK) ||
         (st = ot__size_check(pl, y0, params, t_eval,
                              kind != OT__STEPS ? t_eval.layout.shape[0] : 0)) != OT_OK)
         return st;

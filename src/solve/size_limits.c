@@ -285,8 +285,10 @@ static int copies(ledger *lg, const ot__plan *pl, ot_view y0, ot_view params,
     }
     if (st == OT_OK && pl->kind != OT__STEPS &&
         (t_eval.layout.dtype == OT_F32 || t_eval.layout.device.type != OT_CPU)) {
-        const char *tl[] = {"nt"};
-        st = add_term(lg, "f64 copy of t_eval", 8, NULL, 1, tl, &nt, 0);
+        const char *tl[] = {"nt", "lanes"};
+        const int64_t tv[] = {nt, lanes_in(t_eval)};
+        st = add_term(lg, "f64 copy of t_eval", 8, NULL, t_eval.layout.ndim == 2 ? 2 : 1,
+                      tl, tv, 0);
     }
     return st;
 }
@@ -309,8 +311,8 @@ static int outputs(ledger *lg, const ot__plan *pl, int64_t nt, uint64_t sens)
         const int64_t sv[] = {pl->np, pl->rows, nt, pl->nbatch};
         st = add_term(lg, "sensitivities", item, NULL, 4, sl, sv, dev);
     }
-    if (st == OT_OK && !steps) {
-        st = add_term(lg, "ts", 8, NULL, 1, lab + 1, &nt, 0);
+    if (st == OT_OK && !steps) { /* per-lane times: ts [nt, nbatch] */
+        st = add_term(lg, "ts", 8, NULL, pl->t_lanes ? 2 : 1, lab + 1, v + 1, 0);
     } else if (st == OT_OK) {
         const int64_t tv[] = {2, pl->nbatch};
         st = add_term(lg, "ts (2 steps a lane at least)", 8, NULL, 2, lab + 1, tv, 0);

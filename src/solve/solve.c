@@ -29,10 +29,12 @@ static int alloc_outputs(const ot__plan *pl, ot_solution *sol)
                  ? s->alloc_output(&sol->sens[j], pl, "sens")
                  : ot__tensor_alloc(&sol->sens[j], (ot_dtype)pl->ode->out_dtype, 3, shape,
                                     "sens");
-    if (st == OT_OK)
-        st = ot__tensor_alloc(&sol->ts, OT_F64, 1, &pl->nt, "ts");
-    if (st == OT_OK)
-        memcpy(ot_tensor_layout(sol->ts)->data, pl->t, (size_t)pl->nt * sizeof(double));
+    const int64_t tshape[2] = {pl->nt, pl->nbatch};
+    if (st == OT_OK) /* per-lane times: [nt, nbatch], each lane's own */
+        st = ot__tensor_alloc(&sol->ts, OT_F64, pl->t_lanes ? 2 : 1, tshape, "ts");
+    for (int64_t b = 0; st == OT_OK && b < (pl->t_lanes ? pl->nbatch : 1); b++)
+        memcpy((double *)ot_tensor_layout(sol->ts)->data + b * pl->nt,
+               ot__plan_times(pl, b), (size_t)pl->nt * sizeof(double));
     return st;
 }
 

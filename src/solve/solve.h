@@ -27,11 +27,13 @@ typedef struct {
     int64_t block;                   /* lanes one solver instance runs: 1 (lanes mode), or
                                         a lockstep block (the whole batch by default) */
     int has_y0;
-    ot_view y0;              /* [n, 1|nbatch] f64 when has_y0 */
-    ot_view p;               /* [np, 1|nbatch] f64 (np may be 0) */
-    const double *t;         /* [nt] host times for dense and sens */
-    double t0, t_final;      /* t_final for steps */
-    int64_t step_limit;      /* steps: total steps allowed per lane */
+    ot_view y0;         /* [n, 1|nbatch] f64 when has_y0 */
+    ot_view p;          /* [np, 1|nbatch] f64 (np may be 0) */
+    const double *t;    /* [nt] host times for dense and sens: lane 0's when per lane */
+    int t_lanes;        /* t_eval is per lane: [nt, nbatch], NaN-padded at the end */
+    int64_t t_stride;   /* per lane: doubles from one lane's times to the next */
+    double t0, t_final; /* t_final for steps */
+    int64_t step_limit; /* steps: total steps allowed per lane */
     ot_progress_fn progress; /* the problem's, unless the caller replaced it */
     void *progress_user;
     ot_tensor *owned[3]; /* f32 conversions of y0, params, t_eval */
@@ -86,6 +88,25 @@ int ot__plan_make(ot__plan *plan, const ot_ode *ode, ot_view y0, ot_view params,
 void ot__plan_free(ot__plan *plan);
 /* The lockstep block a CPU solve of n states uses when none is set. */
 int64_t ot__lockstep_auto_block(int64_t n);
+
+/* Lane b's output times (pl->nt of them, NaN past its own count when per
+ * lane). */
+static inline const double *ot__plan_times(const ot__plan *pl, int64_t b)
+{
+    return pl->t_lanes ? pl->t + b * pl->t_stride : pl->t;
+}
+
+/* How many of lane b's output times are real (not NaN padding). */
+static inline int64_t ot__plan_nt(const ot__plan *pl, int64_t b)
+{
+    if (!pl->t_lanes)
+        return pl->nt;
+    const double *t = ot__plan_times(pl, b);
+    int64_t k = pl->nt;
+    while (k > 0 && t[k - 1] != t[k - 1])
+        k--;
+    return k;
+}
 
 #ifdef __cplusplus
 }

@@ -48,7 +48,8 @@ typedef struct otw_problem {
     otw_event_fn event;
     void *user;
     int lockstep;
-    int lane; /* lanes mode: the lane being solved (lanes run in order) */
+    int t_cols; /* t_eval's columns: > 1 per-lane times [nt, t_cols] (otw_set_t_cols) */
+    int lane;   /* lanes mode: the lane being solved (lanes run in order) */
 } otw_problem;
 
 /* ---- Views as flat arrays ---------------------------------------------- */
@@ -285,6 +286,15 @@ OTW_API int otw_set_event_handler(otw_problem *P, otw_event_fn event)
     return st;
 }
 
+/* Per-lane output times: t_eval [nt, cols] column-major (cols > 1), else [nt]. */
+OTW_API int otw_set_t_cols(otw_problem *P, int cols)
+{
+    if (P == NULL)
+        return OT_ERR_ARG;
+    P->t_cols = cols;
+    return OT_OK;
+}
+
 OTW_API int otw_set_max_events(otw_problem *P, int v)
 {
     return ot_ode_set_max_events(ode_of(P), v);
@@ -388,8 +398,9 @@ static int run(int kind, ot_solution **out, otw_problem *P, const double *y0, in
         if (st == OT_OK)
             st = input_view(&pv, params, np, p_cols);
         if (st == OT_OK && kind != SOLVE_STEPS) {
-            const int64_t len = nt;
-            st = ot_view_make(&tv, t_eval, OT_F64, (ot_device){OT_CPU, 0}, 1, &len, NULL);
+            const int64_t shape[2] = {nt, P->t_cols};
+            st = ot_view_make(&tv, t_eval, OT_F64, (ot_device){OT_CPU, 0},
+                              P->t_cols > 1 ? 2 : 1, shape, NULL);
         }
         if (st != OT_OK)
             return st;

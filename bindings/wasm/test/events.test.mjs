@@ -79,3 +79,26 @@ test('a handler that throws fails its lane alone; bad event fields are refused',
   assert.throws(() => ball('lanes', { onEvent: undefined }), /no event handler/);
   assert.throws(() => ball('lanes', { options: { maxEvents: 0 } }), /max_events: 0; must be >= 1/);
 });
+
+test('per-lane tEval: an array of arrays, one per lane (ragged), in both modes', () => {
+  const k = [0.5, 1, 2];
+  const times = [[0.1, 0.5, 1], [0.2], [0.3, 3]];
+  for (const mode of ['lanes', 'lockstep']) {
+    const sol = ot.solveDense({
+      nstates: 1, nparams: 1, rhs(t, y, p, d, n) { for (let b = 0; b < n; b++) d[b] = -p[b] * y[b]; },
+      y0: [1], params: k, tEval: times, options: { mode, rtol: 1e-10, atol: 1e-12 },
+    });
+    assert.ok(sol.ok, sol.message.join('; '));
+    assert.deepEqual(sol.ts.shape, [3, 3]);
+    for (let b = 0; b < 3; b++) {
+      assert.equal(sol.count[b], times[b].length);
+      times[b].forEach((t, i) => {
+        assert.equal(sol.ts.get(i, b), t);
+        assert.ok(Math.abs(sol.ys.get(0, i, b) - Math.exp(-k[b] * t)) < 1e-8, `${mode} lane ${b} t ${t}`);
+      });
+      for (let i = times[b].length; i < 3; i++) assert.ok(Number.isNaN(sol.ys.get(0, i, b)));
+    }
+    sol.dispose();
+  }
+  assert.throws(() => ot.solveDense({ nstates: 1, rhs() {}, y0: [1], tEval: [[1, 0.5]] }), /not after/);
+});
