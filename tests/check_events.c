@@ -423,6 +423,119 @@ START_TEST(per_lane_output_times)
 }
 END_TEST
 
+/* ---- Scheduled stops (doses) and per-lane starts ----------------------- */
+
+/* One compartment: y' = -ke y, p = (ke, dose). The handler adds the lane's
+ * dose at each of its scheduled stops (root -1 - k). Closed form: the
+ * superposition of the doses given at or before t. */
+static int elim_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
+{
+    (void)t, (void)u;
+    for (int64_t b = 0; b < ST_LANES(y); b++)
+        ot_view_mut_col_f64(f, b, 0)[0] =
+            -ot_view_col_f64(p, b, 0)[0] * ot_view_col_f64(y, b, 0)[0];
+    return 0;
+}
+
+static int dose(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p, void *u)
+{
+    (void)t, (void)lane, (void)u;
+    ck_assert_int_lt(root, 0); /* a scheduled stop */
+    ot_view_mut_col_f64(y, 0, 0)[0] += ot_view_mut_col_f64(p, 0, 0)[1];
+    return 0;
+}
+
+static double dosed(double t, double t0, double y0, double ke, double amount,
+                    const double *stops, int n)
+{
+    double y = y0 * exp(-ke * (t - t0));
+    for (int k = 0; k < n && stops[k] <= t; k++)
+        y += amount * exp(-ke * (t - stops[k]));
+    return y;
+}
+
+/* Per-lane dose times (NaN-padded), a dose at t0 (lane 0) and one exactly at
+ * an output time (lane 1: the output shows the state after it), per-lane
+ * sampling times; against the closed form in both modes, and each dose
+ * recorded as an event (root -1 - k, before and after). */
+START_TEST(scheduled_doses_match_the_superposition)
+{
+    enum { NB = 3, NS = 3, NT = 4 };
+    const double nan = NAN;
+    const double stops[NS * NB] = {0,   2,   5,   /* lane 0: a dose at t0 */
+                                   1,   3,   nan, /* lane 1: at t = 3, an output time */
+                                   0.5, nan, nan};
+    const double t[NT * NB] = {0, 1, 2.5, 6, 0.5, 3, 4, nan, 0.25, 0.75, 2, 8};
+    const double p[2 * NB] = {0.3, 1.0, 0.5, 2.0, 1.0, 0.5}, y0 = 0.2;
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 1, 2, elim_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_mode(ode, _i ? OT_LOCKSTEP : OT_LANES), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_atol(ode, 1e-12), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_event_handler(ode, dose), OT_OK, NULL);
+    ot_solve_inputs in =
+        ot_solve_inputs_make(st_vec(&y0, 1), st_mat(p, 2, NB), st_mat(t, NT, NB));
+    in.stops = st_mat(stops, NS, NB);
+    ot_solution *s = NULL;
+    ck_assert_status(ot_solve_dense_with(ode, &in, &s), OT_OK, NULL);
+    const int nstops[NB] = {3, 2, 1}, nts[NB] = {4, 3, 4};
+    for (int b = 0; b < NB; b++) {
+        ck_assert_int_eq(ot_solution_lane_count(s, b), nts[b]);
+        for (int i = 0; i < nts[b]; i++) {
+            const double want = dosed(t[b * NT + i], 0, y0, p[2 * b], p[2 * b + 1],
+                                      stops + b * NS, nstops[b]);
+            ck_assert_msg(fabs(st_y(s, 0, i, b) - want) < 1e-8,
+                          "lane %d t = %g: %.12g, exact %.12g", b, t[b * NT + i],
+                          st_y(s, 0, i, b), want);
+        }
+        ck_assert_int_eq(ot_solution_lane_event_count(s, b), nstops[b]);
+        for (int k = 0; k < nstops[b]; k++) {
+            ck_assert_double_eq(
+                st_at(ot_solution_event_tensor(s, OT_EVENT_TIMES), k, b, 0),
+                stops[b * NS + k]);
+            ck_assert_double_eq(
+                st_at(ot_solution_event_tensor(s, OT_EVENT_ROOTS), k, b, 0), -1 - k);
+            ck_assert_double_eq_tol(
+                st_at(ot_solution_event_tensor(s, OT_EVENT_AFTER), 0, k, b) -
+                    st_at(ot_solution_event_tensor(s, OT_EVENT_BEFORE), 0, k, b),
+                p[2 * b + 1], 1e-12);
+        }
+    }
+    ot_solution_free(s);
+    /* Per-lane starts (lanes mode): lane b starts at 0.5 b. */
+    const double t0s[NB] = {0, 0.5, 1.0};
+    in.t0 = st_vec(t0s, NB);
+    const double tl[NT * NB] = {1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4};
+    const double sl[NS * NB] = {1.5, nan, nan, 1.5, nan, nan, 1.5, nan, nan};
+    in.t_eval = st_mat(tl, NT, NB);
+    in.stops = st_mat(sl, NS, NB);
+    const int st = ot_solve_dense_with(ode, &in, &s);
+    if (_i) {
+        ck_assert_status(st, OT_ERR_ARG, "t0: per-lane starts need OT_LANES");
+    } else {
+        ck_assert_status(st, OT_OK, NULL);
+        for (int b = 0; b < NB; b++)
+            for (int i = 0; i < NT; i++)
+                ck_assert_double_eq_tol(
+                    st_y(s, 0, i, b),
+                    dosed(tl[i], t0s[b], y0, p[2 * b], p[2 * b + 1], sl + b * NS, 1),
+                    1e-8);
+        ot_solution_free(s);
+    }
+    /* Refusals: a stop before the lane's start; no handler. */
+    const double bad[NS] = {2, 1, nan};
+    in.t0 = ot_view_absent();
+    in.stops = st_vec(bad, NS);
+    ck_assert_status(ot_solve_dense_with(ode, &in, &s), OT_ERR_VALUE,
+                     "stops: lane 0's stop 1 is 1");
+    ck_assert_status(ot_ode_set_event_handler(ode, NULL), OT_OK, NULL);
+    in.stops = st_vec(stops, 1);
+    ck_assert_status(ot_solve_dense_with(ode, &in, &s), OT_ERR_ARG,
+                     "the problem has none");
+    ot_ode_free(ode);
+}
+END_TEST
+
 Suite *events_suite(void)
 {
     Suite *s = suite_create("events");
@@ -435,5 +548,6 @@ Suite *events_suite(void)
     tcase_add_test(tc, max_events_fails_the_lane_and_keeps_its_events);
     tcase_add_test(tc, event_options_are_checked);
     tcase_add_loop_test(tc, per_lane_output_times, 0, 2);
+    tcase_add_loop_test(tc, scheduled_doses_match_the_superposition, 0, 2);
     return s;
 }

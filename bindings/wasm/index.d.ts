@@ -124,6 +124,13 @@ export interface DenseProblem extends Problem {
    * array of nbatch such arrays (ragged: a lane with fewer times gets NaN
    * past its count; ts is then [nt, nbatch]). */
   tEval: NumericArray | readonly NumericArray[];
+  /** Scheduled stops (doses): one array for every lane, or one per lane
+   * (ragged), increasing. The integrator stops exactly at each; onEvent runs
+   * with root -1 - k for a lane's stop k (y and p writable), and the lane
+   * restarts. A stop at an output time comes before that output. */
+  stops?: NumericArray | readonly NumericArray[];
+  /** Per-lane starts [nbatch] ('lanes' mode only); else options.t0. */
+  starts?: NumericArray;
 }
 
 export interface StepsProblem extends Problem {

@@ -37,7 +37,8 @@ const MODES = Object.freeze({ __proto__: null, lanes: 1, lockstep: 2 });
 const OPTIONS = ['rtol', 'atol', 'method', 'mode', 't0', 'firstStep', 'maxSteps', 'maxStep', 'lockstepBlock',
   'sensRtol', 'sensAtol', 'maxOrder', 'stabilityLimitDetection', 'maxEvents'];
 const SPEC_KEYS = ['nstates', 'nparams', 'rhs', 'jac', 'init', 'out', 'nout', 'roots', 'nroots',
-  'rootDirections', 'eventActions', 'onEvent', 'y0', 'params', 'tEval', 'finalTime', 'options'];
+  'rootDirections', 'eventActions', 'onEvent', 'stops', 'starts', 'y0', 'params', 'tEval',
+  'finalTime', 'options'];
 const DIRECTIONS = Object.freeze({ __proto__: null, falling: -1, both: 0, rising: 1 });
 const ACTIONS = Object.freeze({ __proto__: null, stop: 0, record: 1, handle: 2 });
 const EVENT_TENSORS = ['times', 'roots', 'before', 'after'];
@@ -542,7 +543,7 @@ class OdeTensor {
         throw this.#error(OT_ERR_ARG, 'tEval: solve() records every step up to finalTime; use solveDense() for output times');
       if (kind !== 'steps' && spec.finalTime !== undefined)
         throw this.#error(OT_ERR_ARG, 'finalTime: only for solve(); solveDense() and solveFwdSens() take tEval');
-      let call;
+      let call, tEvalPtr;
       if (kind === 'steps') {
         const tf = this.#num(spec.finalTime, 'finalTime');
         call = () => m._otw_solve(slot, P, y0, y0c, pp, pc, tf);
@@ -559,6 +560,7 @@ class OdeTensor {
           this.#check(m._otw_set_t_cols(P, cols));
           tEval = flat;
           const [tp] = this.#input(tEval, rows, 'tEval', 'nt', held);
+          tEvalPtr = [tp, rows];
           const f = kind === 'dense' ? m._otw_solve_dense : m._otw_solve_fwd_sens;
           call = () => f(slot, P, y0, y0c, pp, pc, tp, rows);
         }
@@ -566,6 +568,28 @@ class OdeTensor {
         if (!call) {
           const f = kind === 'dense' ? m._otw_solve_dense : m._otw_solve_fwd_sens;
           call = () => f(slot, P, y0, y0c, pp, pc, tp, nt);
+        }
+        if (has(spec.stops) || has(spec.starts)) {
+          if (kind !== 'dense') throw this.#error(OT_ERR_ARG, 'stops, starts: solveDense() only');
+          // The times solveDense() got: [rows, cols] column-major.
+          const [tpp, tnt] = tEvalPtr ?? [tp, nt];
+          let sp = 0, sn = 0, sc = 1, t0p = 0, t0n = 0;
+          if (has(spec.stops)) {
+            const nested = Array.isArray(spec.stops) && spec.stops.length > 0 &&
+              typeof spec.stops[0] === 'object' && spec.stops[0] !== null;
+            let flat = spec.stops;
+            if (nested) {
+              sc = spec.stops.length;
+              sn = Math.max(...spec.stops.map((c, b) => this.#length(c, `stops[${b}]`)));
+              flat = new Float64Array(sn * sc).fill(NaN);
+              spec.stops.forEach((c, b) => { for (let i = 0; i < c.length; i++) flat[b * sn + i] = this.#num(c[i], `stops[${b}][${i}]`); });
+            } else {
+              sn = this.#length(flat, 'stops');
+            }
+            [sp] = this.#input(flat, sn, 'stops', 'its length', held);
+          }
+          if (has(spec.starts)) [t0p, t0n] = [this.#input(spec.starts, 1, 'starts', 'one', held)[0], this.#length(spec.starts, 'starts')];
+          call = () => m._otw_solve_dense_with(slot, P, y0, y0c, pp, pc, tpp, tnt, t0p, t0n, sp, sn, sc);
         }
       }
       const st = this.#enter(call, lost);

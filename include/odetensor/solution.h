@@ -56,6 +56,29 @@ typedef struct ot_lane_stats {
 OT_API int ot_solve_dense(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
                           ot_solution **out);
 
+/* The inputs of ot_solve_dense_with: ot_solve_dense's three, and per lane
+ *   t0     [nbatch] (or [1]): each lane's start (OT_LANES only); absent: the
+ *          problem's t0;
+ *   stops  [nstops] (every lane) or [nstops, nbatch], increasing, NaN-padded
+ *          at the end: scheduled discontinuities (doses). The integrator stops
+ *          exactly at each (never steps across), the event handler runs with
+ *          root -1 - k for a lane's stop k (its y and p writable: a bolus
+ *          y[gut] += amount, an infusion rate in p switched), and the lane
+ *          restarts there. A stop at t0 is taken before the start; a stop at
+ *          an output time is taken before that output, which shows the state
+ *          after it. Each stop is recorded as an event (root -1 - k). Needs
+ *          an event handler; not with forward sensitivities.
+ * All f64 host views; absent ones (ot_view_absent()) are not used. Make one
+ * with ot_solve_inputs_make, then set what you need. */
+typedef struct ot_solve_inputs {
+    ot_view y0, params, t_eval, t0, stops;
+} ot_solve_inputs;
+OT_API ot_solve_inputs ot_solve_inputs_make(ot_view y0, ot_view params, ot_view t_eval);
+/* As ot_solve_dense, with per-lane starts and scheduled stops (above).
+ * @return as ot_solve_dense; OT_ERR_ARG for in NULL. */
+OT_API int ot_solve_dense_with(const ot_ode *ode, const ot_solve_inputs *in,
+                               ot_solution **out);
+
 /* Solves every lane from t0 to final_time (> t0), recording each internal
  * step: ts [nt_max, nbatch] and ys [n|nout, nt_max, nbatch], where lane b has
  * ot_solution_lane_count(b) entries (t0 included) and NaN after them.

@@ -174,6 +174,25 @@ static void record_root(ot_solution *sol, int64_t b, double t, const ot_ode *ode
     sol->root_index[b] = r >= 0 ? r : 0;
 }
 
+/* Restarts lane b's integrator at t from y (CVodeReInit: order 1, a new
+ * step), keeping its counters (CVODE zeroes them) in w->before. 0 or -1. */
+static int restart(ot__lanes_worker *w, const ot__sink *sk, int64_t b, double t,
+                   double *y)
+{
+    ot_lane_stats s;
+    memset(&s, 0, sizeof s);
+    ot__cv_stats(w->cv, w->LS != NULL, &s);
+    ot__cv_stats_add(&w->before, &s);
+    N_VSetArrayPointer(y, w->y0);
+    if (CVodeReInit(w->cv, t, w->y0) != CV_SUCCESS) {
+        fail_lane(w, sk->sol, b, OT_ERR_SOLVER, w->cb.cv_msg);
+        return -1;
+    }
+    w->t_restart = t;
+    w->y_restart = y;
+    return 0;
+}
+
 /* The roots that fired at t, with y the lane's state there: 0 when the lane
  * stops (a STOP root fired; recorded as its root), 1 when it goes on (the
  * events recorded; restarted from the handler's state if one ran, y then
@@ -207,18 +226,8 @@ static int take_roots(ot__lanes_worker *w, const ot__sink *sk, int64_t b, double
         if (st != OT_OK) {
             ot__solution_fail_lane(sol, b, st, st == OT_ERR_CALLBACK ? w->cb.msg : msg);
             go_on = -1;
-        } else if (changed) {
-            /* The handler's state, from t: order 1, a new first step. CVODE
-             * zeroes its counters; they are kept in w->before. */
-            ot_lane_stats s;
-            memset(&s, 0, sizeof s);
-            ot__cv_stats(w->cv, w->LS != NULL, &s);
-            ot__cv_stats_add(&w->before, &s);
-            N_VSetArrayPointer(y, w->y0);
-            if (CVodeReInit(w->cv, t, w->y0) != CV_SUCCESS) {
-                fail_lane(w, sol, b, OT_ERR_SOLVER, w->cb.cv_msg);
-                go_on = -1;
-            }
+        } else if (changed && restart(w, sk, b, t, y) != 0) {
+            go_on = -1; /* the handler's state, from t */
         }
     }
     if (rf != found)
@@ -226,54 +235,122 @@ static int take_roots(ot__lanes_worker *w, const ot__sink *sk, int64_t b, double
     return go_on;
 }
 
+/* Integrates lane b to `target`, its state there into dst, roots taken on
+ * the way (solve/events.c): 1 reached, 0 stopped at a root (*tret its
+ * time), -1 failed. With `exact` the integrator does not step past target
+ * (a scheduled stop). A target at the lane's last restart is its state
+ * there, with no step. */
+static int reach(ot__lanes_worker *w, const ot__sink *sk, int64_t b, double target,
+                 int exact, double *dst, double *tret)
+{
+    const ot__plan *pl = w->plan;
+    for (;;) {
+        *tret = target;
+        if (target == w->t_restart) {
+            memcpy(dst, w->y_restart, (size_t)w->n * sizeof *dst);
+            for (int64_t j = 0; pl->kind == OT__SENS && j < pl->np; j++)
+                N_VSetArrayPointer(w->yS0 + j * w->n, w->yS[j]);
+            return 1;
+        }
+        N_VSetArrayPointer(dst, w->y);
+        if (exact)
+            CVodeSetStopTime(w->cv, target);
+        int flag = ot__cv_advance(w->cv, target, w->y, tret, pl->ode->max_steps,
+                                  pl->ode->rtol, w->cb.cv_msg, sizeof w->cb.cv_msg);
+        if (flag >= 0 && pl->kind == OT__SENS) {
+            for (int64_t j = 0; j < pl->np; j++)
+                N_VSetArrayPointer(w->sens_scratch + j * w->n, w->yS[j]);
+            /* keep CV_ROOT_RETURN: only a failure replaces it */
+            const int sflag = CVodeGetSensDky(w->cv, *tret, 0, w->yS);
+            flag = sflag < 0 ? sflag : flag;
+        }
+        if (flag < 0) {
+            char msg[320];
+            snprintf(msg, sizeof msg, "CVODE stopped before t = %g: %s", target,
+                     w->cb.cv_msg);
+            fail_lane(w, sk->sol, b, OT_ERR_SOLVER, msg);
+            return -1;
+        }
+        if (flag != CV_ROOT_RETURN)
+            return 1;
+        memcpy(w->yp_scratch, dst, (size_t)w->n * sizeof *dst);
+        const int go_on = take_roots(w, sk, b, *tret, w->yp_scratch);
+        if (go_on <= 0)
+            return go_on;
+        if (*tret == target) /* the root was at target: its state after the handler */
+            memcpy(dst, w->yp_scratch, (size_t)w->n * sizeof *dst);
+        if (*tret == target)
+            return 1;
+    }
+}
+
+/* Lane b's scheduled stop k at t, its state y there: the handler (root
+ * -1 - k), recorded as an event, and the restart. @return 0 or -1 (failed). */
+static int take_stop(ot__lanes_worker *w, const ot__sink *sk, int64_t b, int64_t k,
+                     double t, double *y)
+{
+    const ot_ode *ode = w->plan->ode;
+    char msg[300];
+    int st = ot__event_push(ode, &sk->events[b], t, -1 - k, y, y, msg, sizeof msg);
+    if (st == OT_OK) {
+        const int rc =
+            ode->event_fn(t, (int)(-1 - k), b, ot__view_mut_compact(y, w->n, 1),
+                          ot__view_mut_compact(w->pbuf, w->plan->np, 1), ode->user);
+        ot__cb cb; /* the handler's own: not the lane's callback state */
+        ot__cb_reset(&cb);
+        if (rc != 0)
+            snprintf(msg, sizeof msg,
+                     "event handler returned %d at t = %g (scheduled stop %lld)", rc, t,
+                     (long long)k);
+        else if (ot__cb_finite(&cb, "event handler", "y", y, w->n, 1, b, t,
+                               OT__CB_FINAL) ||
+                 (w->plan->np > 0 && ot__cb_finite(&cb, "event handler", "p", w->pbuf,
+                                                   w->plan->np, 1, b, t, OT__CB_FINAL)))
+            snprintf(msg, sizeof msg, "%s", cb.msg);
+        st = rc != 0 || cb.failed ? OT_ERR_CALLBACK : OT_OK;
+        ot__record *r = &sk->events[b];
+        memcpy(r->y + (r->count - 1) * r->width + 1 + w->n, y, (size_t)w->n * sizeof *y);
+    }
+    if (st != OT_OK) {
+        ot__solution_fail_lane(sk->sol, b, st, msg);
+        return -1;
+    }
+    return restart(w, sk, b, t, y);
+}
+
 static void solve_dense(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
 {
     const ot__plan *pl = w->plan;
     ot_solution *sol = sk->sol;
-    int root = 0;
-    const double *times = ot__plan_times(pl, b);
-    const int64_t nt = ot__plan_nt(pl, b);
-    for (int64_t i = 0; i < nt && !root; i++) {
+    const double *times = ot__plan_times(pl, b),
+                 *stops = pl->stops ? ot__plan_stops(pl, b) : NULL;
+    const int64_t nt = ot__plan_nt(pl, b), nstops = ot__plan_nstops(pl, b);
+    int64_t k = 0;
+    int go = 1;
+    /* Stops at t0 come before the start. */
+    for (; go && k < nstops && stops[k] == w->t_restart; k++) {
+        memcpy(w->yp_scratch, w->y_restart, (size_t)w->n * sizeof(double));
+        go = take_stop(w, sk, b, k, stops[k], w->yp_scratch) == 0;
+    }
+    for (int64_t i = 0; go && i < nt; i++) {
         const double tout = times[i];
+        double tret = tout;
         double *dst = state_dst(w, sk, i, b);
-        double tret = pl->t0;
-        int flag = CV_SUCCESS;
-        if (tout == pl->t0) {
-            memcpy(dst, N_VGetArrayPointer(w->y0), (size_t)w->n * sizeof *dst);
-            for (int64_t j = 0; pl->kind == OT__SENS && j < pl->np; j++)
-                N_VSetArrayPointer(w->yS0 + j * w->n, w->yS[j]);
-        } else {
-            N_VSetArrayPointer(dst, w->y);
-            flag = ot__cv_advance(w->cv, tout, w->y, &tret, pl->ode->max_steps,
-                                  pl->ode->rtol, w->cb.cv_msg, sizeof w->cb.cv_msg);
-            if (flag >= 0 && pl->kind == OT__SENS) {
-                for (int64_t j = 0; j < pl->np; j++)
-                    N_VSetArrayPointer(w->sens_scratch + j * w->n, w->yS[j]);
-                /* keep CV_ROOT_RETURN: only a failure replaces it */
-                const int sflag = CVodeGetSensDky(w->cv, tret, 0, w->yS);
-                flag = sflag < 0 ? sflag : flag;
+        /* Stops up to and at tout: an output at a stop shows the state after. */
+        for (; go && k < nstops && stops[k] <= tout; k++) {
+            const int r = reach(w, sk, b, stops[k], 1, w->ym_scratch, &tret);
+            if (r == 1) {
+                memcpy(w->yp_scratch, w->ym_scratch, (size_t)w->n * sizeof(double));
+                go = take_stop(w, sk, b, k, stops[k], w->yp_scratch) == 0;
+            } else {
+                go = 0;
             }
         }
-        if (flag < 0) {
-            char msg[320];
-            snprintf(msg, sizeof msg, "CVODE stopped before t = %g: %s", tout,
-                     w->cb.cv_msg);
-            fail_lane(w, sol, b, OT_ERR_SOLVER, msg);
+        if (!go)
             break;
-        }
-        if (flag == CV_ROOT_RETURN) {
-            memcpy(w->yp_scratch, dst, (size_t)w->n * sizeof *dst);
-            const int go_on = take_roots(w, sk, b, tret, w->yp_scratch);
-            if (go_on < 0)
-                break;
-            if (go_on > 0) { /* on to the same output time */
-                i--;
-                continue;
-            }
-            root = 1;
-            if (tret < tout)
-                break;
-        }
+        const int r = reach(w, sk, b, tout, 0, dst, &tret);
+        if (r < 0 || (r == 0 && tret < tout))
+            break;
         int st = emit_dense(w, sk, i, b, tout, dst);
         if (st != OT_OK) {
             ot__solution_fail_lane(sol, b, st, w->cb.msg);
@@ -281,8 +358,10 @@ static void solve_dense(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
         }
         sol->count[b] = i + 1;
         sol->stats[b].final_time = tout;
+        if (r == 0) /* stopped at a root exactly at tout */
+            break;
     }
-    if (root && sol->status[b] == OT_OK)
+    if (sol->root_index && sol->root_index[b] >= 0 && sol->status[b] == OT_OK)
         sol->stats[b].final_time = sol->root_time[b];
 }
 
@@ -397,7 +476,7 @@ void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
             w->pbar[j] = w->pbuf[j] != 0 ? fabs(w->pbuf[j]) : 1.0;
         pcol = w->pbuf;
     }
-    if (pl->kind != OT__SENS && ot__ode_handles_events(pl->ode)) {
+    if (pl->kind != OT__SENS && (ot__ode_handles_events(pl->ode) || pl->stops)) {
         /* The event handler may change the lane's params: its own copy. */
         memcpy(w->pbuf, pcol, (size_t)pl->np * sizeof *w->pbuf);
         pcol = w->pbuf;
@@ -407,7 +486,9 @@ void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
     int st = lane_start(w, b);
     int flag = CV_SUCCESS;
     if (st == OT_OK) {
-        flag = CVodeReInit(w->cv, pl->t0, w->y0);
+        flag = CVodeReInit(w->cv, ot__plan_t0(pl, b), w->y0);
+        w->t_restart = ot__plan_t0(pl, b);
+        w->y_restart = N_VGetArrayPointer(w->y0);
         if (!flag && pl->kind == OT__SENS)
             flag = CVodeSensReInit(w->cv, CV_STAGGERED, w->yS);
         /* CVODES copies pbar when it is set: give it this lane's scales. */

@@ -36,6 +36,8 @@ typedef struct {
         *diff_scratch, *sens_scratch, *yS0;
     int64_t dq_evals;     /* the lane's rhs calls for our DQ Jacobian */
     ot_lane_stats before; /* the lane's counters before its last restart at an event */
+    double t_restart;     /* the lane's start, or its last restart (an event) */
+    double *y_restart;    /* its state then (n values) */
     ot_view p;            /* the lane's params as the callbacks see them */
     ot__cb cb;            /* the lane's callback problems and CVODE's messages */
     ot__record steps;     /* ot_solve: this lane's steps, handed to the sink */

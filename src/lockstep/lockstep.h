@@ -104,6 +104,8 @@ struct ot__lockstep {
     ot_lane_stats before; /* the batch's counters before its last restart at an event */
     int64_t
         *next; /* per-lane output times: each lane's next output index (owned), or NULL */
+    double t_restart;   /* the block's start, or its last restart (an event or a stop) */
+    N_Vector y_restart; /* its state then: L->y or L->yout */
 };
 
 /* ---- The CPU solver (cpu.c) ---------------------------------------------- */

@@ -15,6 +15,7 @@
 #include "solve/cv_advance.h"
 #include "solve/cv_setup.h"
 #include "solve/events.h"
+#include "tensor/tensor_impl.h"
 #include "solve/nv_clone.h"
 
 /* ---- Setup ---------------------------------------------------------------- */
@@ -220,24 +221,23 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Per-lane output times: the sorted union of the block's lanes' times, in
- * *times (the caller frees it), and L->next (zeroed: each lane's next
- * output). @return their number, or -1 out of memory. */
-static int64_t union_times(ot__lockstep *L, double **times)
+/* The sorted union of the block's lanes' times (times(pl, lane), count(pl,
+ * lane) of them), in *out (the caller frees it). @return their number, or
+ * -1 out of memory. */
+static int64_t union_of(ot__lockstep *L,
+                        const double *(*times)(const ot__plan *, int64_t),
+                        int64_t (*count)(const ot__plan *, int64_t), double **out)
 {
     const ot__plan *pl = L->plan;
     int64_t total = 0, k = 0;
     for (int64_t b = 0; b < L->nbatch; b++)
-        total += ot__plan_nt(pl, L->lane0 + b);
-    double *u = OT__MALLOC((size_t)total * sizeof *u);
-    L->next = OT__CALLOC((size_t)L->nbatch, sizeof *L->next);
-    if (u == NULL || L->next == NULL) {
-        free(u);
+        total += count(pl, L->lane0 + b);
+    double *u = OT__MALLOC((size_t)(total > 0 ? total : 1) * sizeof *u);
+    if (u == NULL)
         return -1;
-    }
     for (int64_t b = 0; b < L->nbatch; b++) {
-        const int64_t nt = ot__plan_nt(pl, L->lane0 + b);
-        memcpy(u + k, ot__plan_times(pl, L->lane0 + b), (size_t)nt * sizeof *u);
+        const int64_t nt = count(pl, L->lane0 + b);
+        memcpy(u + k, times(pl, L->lane0 + b), (size_t)nt * sizeof *u);
         k += nt;
     }
     qsort(u, (size_t)total, sizeof *u, cmp_double);
@@ -245,8 +245,122 @@ static int64_t union_times(ot__lockstep *L, double **times)
     for (int64_t i = 0; i < total; i++)
         if (m == 0 || u[i] != u[m - 1])
             u[m++] = u[i];
-    *times = u;
+    *out = u;
     return m;
+}
+
+/* Per-lane output times: their union in *times (the caller frees it), and
+ * L->next (zeroed: each lane's next output). @return their number, or -1. */
+static int64_t union_times(ot__lockstep *L, double **times)
+{
+    L->next = OT__CALLOC((size_t)L->nbatch, sizeof *L->next);
+    const int64_t m = L->next ? union_of(L, ot__plan_times, ot__plan_nt, times) : -1;
+    if (m < 0) {
+        free(L->next);
+        L->next = NULL;
+    }
+    return m;
+}
+
+/* Integrates the block to target (its state then in *y), roots taken on
+ * the way: 1 reached, 0 every lane stopped, -1 the batch failed. `count`:
+ * outputs stored so far (shared times). With `exact` the integrator does
+ * not step past target (a scheduled stop). A target at the block's last
+ * restart is the state there, with no step. */
+static int reach(ot__lockstep *L, const ot__sink *sk, double target, int exact,
+                 int64_t count, N_Vector *y)
+{
+    const ot__plan *pl = L->plan;
+    for (;;) {
+        if (target == L->t_restart) {
+            *y = L->y_restart;
+            return 1;
+        }
+        if (exact)
+            CVodeSetStopTime(L->cv, target);
+        double tret = target;
+        int flag = ot__cv_advance(L->cv, target, L->yout, &tret, pl->ode->max_steps,
+                                  pl->ode->rtol, L->cb.cv_msg, sizeof L->cb.cv_msg);
+        if (flag == CV_ROOT_RETURN) {
+            if (take_roots(L, sk, tret, count, L->yout)) { /* restarted at tret */
+                L->t_restart = tret;
+                L->y_restart = L->yout;
+            }
+            if (all_stopped(L))
+                return 0;
+            continue;
+        }
+        if (flag >= 0 && pl->kind == OT__SENS)
+            flag = CVodeGetSensDky(L->cv, tret, 0, L->yS);
+        if (flag < 0) {
+            double tcur = pl->t0;
+            CVodeGetCurrentTime(L->cv, &tcur);
+            fail_batch(L, sk->sol, OT_ERR_SOLVER, tcur, L->cb.cv_msg);
+            return -1;
+        }
+        *y = L->yout;
+        return 1;
+    }
+}
+
+/* The lanes whose next scheduled stop is t (state y, host memory): the
+ * handler on each (root -1 - k), recorded; a lane whose handler fails
+ * fails alone. Then the block restarts at t from y. */
+static void take_stops(ot__lockstep *L, const ot__sink *sk, double t, N_Vector y,
+                       int64_t *knext)
+{
+    const ot__plan *pl = L->plan;
+    const ot_ode *ode = pl->ode;
+    double *yd = L->be->host_state(L, y);
+    int stopped = 0;
+    for (int64_t b = 0; b < L->nbatch; b++) {
+        const int64_t lane = L->lane0 + b, k = knext[b];
+        if (L->stopped[b] || k >= ot__plan_nstops(pl, lane) ||
+            ot__plan_stops(pl, lane)[k] != t)
+            continue;
+        knext[b]++;
+        double *yb = yd + b * L->n, *pb = L->p + b * L->np;
+        char msg[300];
+        ot__record *r = &sk->events[lane];
+        int st = ot__event_push(ode, r, t, -1 - k, yb, yb, msg, sizeof msg);
+        if (st == OT_OK) {
+            ot__cb cb;
+            ot__cb_reset(&cb);
+            const int rc =
+                ode->event_fn(t, (int)(-1 - k), lane, ot__view_mut_compact(yb, L->n, 1),
+                              ot__view_mut_compact(pb, L->np, 1), ode->user);
+            if (rc != 0)
+                snprintf(msg, sizeof msg,
+                         "event handler returned %d at t = %g (scheduled stop %lld)", rc,
+                         t, (long long)k);
+            else if (ot__cb_finite(&cb, "event handler", "y", yb, L->n, 1, lane, t,
+                                   OT__CB_FINAL) ||
+                     (L->np > 0 && ot__cb_finite(&cb, "event handler", "p", pb, L->np, 1,
+                                                 lane, t, OT__CB_FINAL)))
+                snprintf(msg, sizeof msg, "%s", cb.msg);
+            st = rc != 0 || cb.failed ? OT_ERR_CALLBACK : OT_OK;
+            memcpy(r->y + (r->count - 1) * r->width + 1 + L->n, yb,
+                   (size_t)L->n * sizeof *yb);
+        }
+        if (st != OT_OK) {
+            ot__solution_fail_lane(sk->sol, lane, st, msg);
+            L->stopped[b] = 2;
+            stopped = 1;
+            sk->sol->stats[lane].final_time = t;
+        }
+    }
+    if (stopped && L->be->stopped_changed)
+        L->be->stopped_changed(L);
+    ot_lane_stats s;
+    memset(&s, 0, sizeof s);
+    ot__cv_stats(L->cv, L->LS != NULL, &s);
+    ot__cv_stats_add(&L->before, &s);
+    if (y != L->yout) /* keep the restart state in yout: L->y is CVODE's */
+        memcpy(N_VGetArrayPointer(L->yout), yd, (size_t)(L->n * L->nbatch) * sizeof *yd);
+    if (CVodeReInit(L->cv, t, L->yout) != CV_SUCCESS)
+        fail_batch(L, sk->sol, OT_ERR_SOLVER, t, L->cb.cv_msg);
+    L->t_restart = t;
+    L->y_restart = L->yout;
 }
 
 static void solve_dense(ot__lockstep *L, const ot__sink *sk)
@@ -255,51 +369,46 @@ static void solve_dense(ot__lockstep *L, const ot__sink *sk)
     const ot__plan *pl = L->plan;
     /* Shared times, or (per lane) the union of the lanes': at each, the
      * lanes whose next output it is store it (the backend's emit reads
-     * L->next). */
-    double *owned = NULL;
+     * L->next). Scheduled stops: the union of the lanes' too. */
+    double *owned = NULL, *ustops = NULL;
     const double *times = pl->t;
-    int64_t nts = pl->nt;
+    int64_t nts = pl->nt, nus = 0, ks = 0;
+    int64_t *knext = NULL;
+    L->t_restart = pl->t0;
+    L->y_restart = L->y;
     if (pl->t_lanes) {
         nts = union_times(L, &owned);
         times = owned;
-        if (nts < 0) {
-            snprintf(L->cb.msg, sizeof L->cb.msg,
-                     "cannot allocate the lanes' output times");
-            fail_batch(L, sol, OT_ERR_NOMEM, pl->t0, L->cb.msg);
-            nts = 0;
-        }
     }
+    if (pl->stops && nts >= 0) {
+        nus = union_of(L, ot__plan_stops, ot__plan_nstops, &ustops);
+        knext = OT__CALLOC((size_t)L->nbatch, sizeof *knext);
+        if (knext == NULL)
+            nus = -1;
+    }
+    if (nts < 0 || nus < 0) {
+        snprintf(L->cb.msg, sizeof L->cb.msg, "cannot allocate the lanes' times");
+        fail_batch(L, sol, OT_ERR_NOMEM, pl->t0, L->cb.msg);
+        nts = 0;
+    }
+    N_Vector y = L->y;
     for (int64_t i = 0; i < nts && !all_stopped(L); i++) {
         const double tout = times[i];
-        N_Vector y = L->y; /* t0 itself: the initial state */
-        if (tout != pl->t0) {
-            double tret = pl->t0;
-            int flag;
-            while ((flag = ot__cv_advance(L->cv, tout, L->yout, &tret, pl->ode->max_steps,
-                                          pl->ode->rtol, L->cb.cv_msg,
-                                          sizeof L->cb.cv_msg)) == CV_ROOT_RETURN) {
-                take_roots(L, sk, tret, i, L->yout);
-                if (all_stopped(L))
-                    break;
-            }
-            if (all_stopped(L))
-                break;
-            if (flag >= 0 && pl->kind == OT__SENS)
-                flag = CVodeGetSensDky(L->cv, tret, 0, L->yS);
-            if (flag < 0) {
-                double tcur = pl->t0;
-                CVodeGetCurrentTime(L->cv, &tcur);
-                fail_batch(L, sol, OT_ERR_SOLVER, tcur, L->cb.cv_msg);
-                break;
-            }
-            y = L->yout;
-        }
+        int r = 1;
+        /* Stops up to and at tout: an output at a stop shows the state after. */
+        for (; r == 1 && ks < nus && ustops[ks] <= tout && !all_stopped(L); ks++)
+            if ((r = reach(L, sk, ustops[ks], 1, i, &y)) == 1)
+                take_stops(L, sk, ustops[ks], y, knext);
+        if (r != 1 || all_stopped(L) || (r = reach(L, sk, tout, 0, i, &y)) != 1)
+            break;
         if (L->be->emit(L, sol, i, tout, y) != OT_OK) {
             fail_batch(L, sol, OT_ERR_CALLBACK, tout, L->cb.msg);
             break;
         }
     }
     free(owned);
+    free(ustops);
+    free(knext);
     free(L->next);
     L->next = NULL;
 }

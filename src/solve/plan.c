@@ -127,8 +127,11 @@ static int check_times(ot__plan *pl, ot_view t_eval)
     pl->nt = t_eval.layout.shape[0];
     pl->t = ot_view_col_f64(t_eval, 0, 0);
     pl->t_lanes = t_eval.layout.ndim == 2 && t_eval.layout.shape[1] > 1;
+    double latest = pl->t0; /* shared times start at or after every lane's t0 */
+    for (int64_t b = 0; pl->t0s && b < pl->nbatch; b++)
+        latest = ot__plan_t0(pl, b) > latest ? ot__plan_t0(pl, b) : latest;
     if (!pl->t_lanes)
-        return ot__times_check_values(pl->t, pl->nt, pl->t0);
+        return ot__times_check_values(pl->t, pl->nt, pl->t0s ? latest : pl->t0);
     pl->t_stride = t_eval.layout.strides[1] / (int64_t)sizeof(double);
     for (int64_t b = 0; b < pl->nbatch; b++) {
         const int64_t k = ot__plan_nt(pl, b);
@@ -136,7 +139,8 @@ static int check_times(ot__plan *pl, ot_view t_eval)
             return ot__fail(OT_ERR_VALUE,
                             "t_eval: lane %lld has no output time (all NaN)",
                             (long long)b);
-        if ((st = ot__times_check_values(ot__plan_times(pl, b), k, pl->t0)) != OT_OK) {
+        if ((st = ot__times_check_values(ot__plan_times(pl, b), k, ot__plan_t0(pl, b))) !=
+            OT_OK) {
             char msg[256];
             snprintf(msg, sizeof msg, "%s", ot_last_error());
             return ot__fail(
@@ -187,8 +191,101 @@ static int64_t auto_block(int64_t n)
     return b;
 }
 
+/* A per-lane input of doubles: f64 host memory, [len] or [len, 1|nbatch].
+ * *stride: 0 (every lane the same) or the doubles between lanes. */
+static int extra_view(const ot__plan *pl, ot_view v, const char *name, int allow_2d,
+                      const double **data, int64_t *len, int64_t *stride)
+{
+    const ot_layout *l = &v.layout;
+    if (l->dtype != OT_F64 || l->device.type != OT_CPU)
+        return ot__fail(OT_ERR_DTYPE, "%s: must be f64 host memory", name);
+    const int64_t cols = l->ndim == 2 ? l->shape[1] : 1;
+    if (l->ndim < 1 || l->ndim > (allow_2d ? 2 : 1) || l->shape[0] < 1 ||
+        (cols != 1 && cols != pl->nbatch))
+        return ot__fail(OT_ERR_SHAPE, "%s: needs shape %s with nbatch = %lld", name,
+                        allow_2d ? "[n], [n, 1] or [n, nbatch]" : "[nbatch] or [1]",
+                        (long long)pl->nbatch);
+    *data = ot_view_col_f64(v, 0, 0);
+    *len = l->shape[0];
+    *stride = cols > 1 ? l->strides[1] / (int64_t)sizeof(double) : 0;
+    return OT_OK;
+}
+
+/* Per-lane starts and scheduled stops (ot_solve_inputs). */
+static int check_extras(ot__plan *pl, ot_view t0, ot_view stops)
+{
+    const ot_ode *ode = pl->ode;
+    int st;
+    if (!ot_view_is_absent(t0)) {
+        if (ode->mode != OT_LANES)
+            return ot__fail(OT_ERR_ARG,
+                            "t0: per-lane starts need OT_LANES (a lockstep block "
+                            "starts all its lanes together)");
+        int64_t len = 0;
+        const int64_t want = pl->nbatch;
+        /* [nbatch] or [1], read as a column: stride 1 between lanes */
+        if (t0.layout.ndim != 1 ||
+            (t0.layout.shape[0] != want && t0.layout.shape[0] != 1))
+            return ot__fail(OT_ERR_SHAPE,
+                            "t0: needs shape [nbatch] or [1] with nbatch = %lld",
+                            (long long)want);
+        int64_t stride = 0;
+        if ((st = extra_view(pl, t0, "t0", 0, &pl->t0s, &len, &stride)) != OT_OK)
+            return st;
+        pl->t0_stride = len > 1 ? t0.layout.strides[0] / (int64_t)sizeof(double) : 0;
+        for (int64_t b = 0; b < pl->nbatch; b++)
+            if (!isfinite(ot__plan_t0(pl, b)))
+                return ot__fail(OT_ERR_VALUE,
+                                "t0: lane %lld's start is %g; must be finite",
+                                (long long)b, ot__plan_t0(pl, b));
+    }
+    if (ot_view_is_absent(stops))
+        return OT_OK;
+    if (ode->event_fn == NULL)
+        return ot__fail(OT_ERR_ARG,
+                        "stops: scheduled stops call the event handler, and the "
+                        "problem has none (ot_ode_set_event_handler)");
+    if (ode->device.type == OT_CUDA)
+        return ot__fail(OT_ERR_ARG, "stops: the CUDA solver has no scheduled stops");
+    if ((st = extra_view(pl, stops, "stops", 1, &pl->stops, &pl->nstops,
+                         &pl->stop_stride)) != OT_OK)
+        return st;
+    for (int64_t b = 0; b < pl->nbatch; b++) {
+        const double *s = ot__plan_stops(pl, b);
+        const int64_t k = ot__plan_nstops(pl, b);
+        for (int64_t i = 0; i < k; i++)
+            if (!isfinite(s[i]) || (i > 0 && !(s[i] > s[i - 1])) ||
+                s[i] < ot__plan_t0(pl, b))
+                return ot__fail(
+                    OT_ERR_VALUE,
+                    "stops: lane %lld's stop %lld is %g; stops must be finite, "
+                    "increase strictly, start at or after the lane's t0 (%g) "
+                    "and be NaN-padded at the end only",
+                    (long long)b, (long long)i, s[i], ot__plan_t0(pl, b));
+    }
+    return OT_OK;
+}
+
+static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
+                ot_view t_eval, double t_final, ot__kind kind, ot_view t0v,
+                ot_view stopsv);
+
 int ot__plan_make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
                   ot_view t_eval, double t_final, ot__kind kind)
+{
+    return make(pl, ode, y0, params, t_eval, t_final, kind, ot_view_absent(),
+                ot_view_absent());
+}
+
+int ot__plan_make_with(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
+                       ot_view t_eval, ot_view t0, ot_view stops, ot__kind kind)
+{
+    return make(pl, ode, y0, params, t_eval, 0, kind, t0, stops);
+}
+
+static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
+                ot_view t_eval, double t_final, ot__kind kind, ot_view t0v,
+                ot_view stopsv)
 {
     memset(pl, 0, sizeof *pl);
     if (ode == NULL)
@@ -286,6 +383,8 @@ int ot__plan_make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
         pl->step_limit = ode->max_steps;
         return OT_OK;
     }
+    if ((st = check_extras(pl, t0v, stopsv)) != OT_OK)
+        return st;
     return check_times(pl, t_eval);
 }
 

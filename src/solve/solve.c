@@ -148,7 +148,7 @@ static int run_plan(const ot__plan *pl, ot_solution **out)
     if (st == OT_OK && nrec > 0 &&
         (sink.records = OT__CALLOC((size_t)nrec, sizeof *sink.records)) == NULL)
         st = ot__fail(OT_ERR_NOMEM, "solve: cannot allocate step records");
-    if (st == OT_OK && ot__events_recorded(pl->ode) &&
+    if (st == OT_OK && (ot__events_recorded(pl->ode) || pl->stops) &&
         ((sink.events = OT__CALLOC((size_t)pl->nbatch, sizeof *sink.events)) == NULL ||
          (sol->event_count = OT__CALLOC((size_t)pl->nbatch, sizeof *sol->event_count)) ==
              NULL))
@@ -196,6 +196,32 @@ static int solve(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
         pl.progress = progress->fn;
         pl.progress_user = progress->user;
     }
+    if (st == OT_OK)
+        st = run_plan(&pl, out);
+    ot__plan_free(&pl);
+    return st;
+}
+
+ot_solve_inputs ot_solve_inputs_make(ot_view y0, ot_view params, ot_view t_eval)
+{
+    ot_solve_inputs in;
+    in.y0 = y0;
+    in.params = params;
+    in.t_eval = t_eval;
+    in.t0 = ot_view_absent();
+    in.stops = ot_view_absent();
+    return in;
+}
+
+int ot_solve_dense_with(const ot_ode *ode, const ot_solve_inputs *in, ot_solution **out)
+{
+    if (in == NULL)
+        return ot__fail(OT_ERR_ARG, "in: NULL");
+    if (out == NULL)
+        return ot__fail(OT_ERR_ARG, "out: NULL");
+    ot__plan pl;
+    int st = ot__plan_make_with(&pl, ode, in->y0, in->params, in->t_eval, in->t0,
+                                in->stops, OT__DENSE);
     if (st == OT_OK)
         st = run_plan(&pl, out);
     ot__plan_free(&pl);

@@ -27,13 +27,17 @@ typedef struct {
     int64_t block;                   /* lanes one solver instance runs: 1 (lanes mode), or
                                         a lockstep block (the whole batch by default) */
     int has_y0;
-    ot_view y0;         /* [n, 1|nbatch] f64 when has_y0 */
-    ot_view p;          /* [np, 1|nbatch] f64 (np may be 0) */
-    const double *t;    /* [nt] host times for dense and sens: lane 0's when per lane */
-    int t_lanes;        /* t_eval is per lane: [nt, nbatch], NaN-padded at the end */
-    int64_t t_stride;   /* per lane: doubles from one lane's times to the next */
-    double t0, t_final; /* t_final for steps */
-    int64_t step_limit; /* steps: total steps allowed per lane */
+    ot_view y0;          /* [n, 1|nbatch] f64 when has_y0 */
+    ot_view p;           /* [np, 1|nbatch] f64 (np may be 0) */
+    const double *t;     /* [nt] host times for dense and sens: lane 0's when per lane */
+    int t_lanes;         /* t_eval is per lane: [nt, nbatch], NaN-padded at the end */
+    int64_t t_stride;    /* per lane: doubles from one lane's times to the next */
+    const double *t0s;   /* per-lane starts (ot_solve_dense_with), or NULL */
+    int64_t t0_stride;   /* 0: one start for every lane */
+    const double *stops; /* scheduled stops [nstops, 1|nbatch], or NULL */
+    int64_t nstops, stop_stride;
+    double t0, t_final;      /* t_final for steps */
+    int64_t step_limit;      /* steps: total steps allowed per lane */
     ot_progress_fn progress; /* the problem's, unless the caller replaced it */
     void *progress_user;
     ot_tensor *owned[3]; /* f32 conversions of y0, params, t_eval */
@@ -85,6 +89,10 @@ const ot__solver *ot__solver_for(const ot_ode *ode);
  * failure. @return OT_OK or the input error, message naming the argument. */
 int ot__plan_make(ot__plan *plan, const ot_ode *ode, ot_view y0, ot_view params,
                   ot_view t_eval, double t_final, ot__kind kind);
+/* As ot__plan_make, with per-lane starts and scheduled stops
+ * (ot_solve_inputs; absent views: none). */
+int ot__plan_make_with(ot__plan *plan, const ot_ode *ode, ot_view y0, ot_view params,
+                       ot_view t_eval, ot_view t0, ot_view stops, ot__kind kind);
 void ot__plan_free(ot__plan *plan);
 /* The lockstep block a CPU solve of n states uses when none is set. */
 int64_t ot__lockstep_auto_block(int64_t n);
@@ -104,6 +112,27 @@ static inline int64_t ot__plan_nt(const ot__plan *pl, int64_t b)
     const double *t = ot__plan_times(pl, b);
     int64_t k = pl->nt;
     while (k > 0 && t[k - 1] != t[k - 1])
+        k--;
+    return k;
+}
+
+/* Lane b's start. */
+static inline double ot__plan_t0(const ot__plan *pl, int64_t b)
+{
+    return pl->t0s ? pl->t0s[b * pl->t0_stride] : pl->t0;
+}
+
+/* Lane b's scheduled stops (pl->nstops, NaN past its own), and how many. */
+static inline const double *ot__plan_stops(const ot__plan *pl, int64_t b)
+{
+    return pl->stops + b * pl->stop_stride;
+}
+
+static inline int64_t ot__plan_nstops(const ot__plan *pl, int64_t b)
+{
+    const double *s = pl->stops ? ot__plan_stops(pl, b) : NULL;
+    int64_t k = s ? pl->nstops : 0;
+    while (k > 0 && s[k - 1] != s[k - 1])
         k--;
     return k;
 }

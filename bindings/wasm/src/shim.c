@@ -426,6 +426,39 @@ OTW_API int otw_solve_dense(ot_solution **out, otw_problem *P, const double *y0,
     return run(SOLVE_DENSE, out, P, y0, y0_cols, params, p_cols, t_eval, nt, 0);
 }
 
+/* As otw_solve_dense, with per-lane starts t0s [n_t0] (NULL: none) and
+ * scheduled stops [nstops, stop_cols] (NULL: none), NaN-padded. */
+OTW_API int otw_solve_dense_with(ot_solution **out, otw_problem *P, const double *y0,
+                                 int y0_cols, const double *params, int p_cols,
+                                 const double *t_eval, int nt, const double *t0s,
+                                 int n_t0, const double *stops, int nstops, int stop_cols)
+{
+    ot_ode *ode = ode_of(P);
+    if (ode == NULL)
+        return run(SOLVE_DENSE, out, P, y0, y0_cols, params, p_cols, t_eval, nt, 0);
+    const int n = (int)ot_ode_nstates(ode), np = (int)ot_ode_nparams(ode);
+    ot_solve_inputs in =
+        ot_solve_inputs_make(ot_view_absent(), ot_view_absent(), ot_view_absent());
+    const int64_t tshape[2] = {nt, P->t_cols}, len = n_t0,
+                  sshape[2] = {nstops, stop_cols};
+    const ot_device cpu = {OT_CPU, 0};
+    int st = input_view(&in.y0, y0, n, y0_cols);
+    if (st == OT_OK)
+        st = input_view(&in.params, params, np, p_cols);
+    if (st == OT_OK)
+        st = ot_view_make(&in.t_eval, t_eval, OT_F64, cpu, P->t_cols > 1 ? 2 : 1, tshape,
+                          NULL);
+    if (st == OT_OK && t0s)
+        st = ot_view_make(&in.t0, t0s, OT_F64, cpu, 1, &len, NULL);
+    if (st == OT_OK && stops)
+        st = ot_view_make(&in.stops, stops, OT_F64, cpu, stop_cols > 1 ? 2 : 1, sshape,
+                          NULL);
+    if (st != OT_OK)
+        return st;
+    P->lane = 0;
+    return ot_solve_dense_with(ode, &in, out);
+}
+
 OTW_API int otw_solve(ot_solution **out, otw_problem *P, const double *y0, int y0_cols,
                       const double *params, int p_cols, double final_time)
 {

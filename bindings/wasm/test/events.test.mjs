@@ -102,3 +102,32 @@ test('per-lane tEval: an array of arrays, one per lane (ragged), in both modes',
   }
   assert.throws(() => ot.solveDense({ nstates: 1, rhs() {}, y0: [1], tEval: [[1, 0.5]] }), /not after/);
 });
+
+test('stops: per-lane doses by onEvent (root -1 - k), against the superposition, both modes', () => {
+  const ke = [0.3, 0.5], amount = [1, 2];
+  const stops = [[0, 2, 5], [1, 3]], tEval = [[0, 1, 2.5, 6], [0.5, 3, 4]];
+  const dosed = (b, t, t0 = 0) => 0.2 * Math.exp(-ke[b] * (t - t0)) +
+    stops[b].filter((s) => s <= t).reduce((a, s) => a + amount[b] * Math.exp(-ke[b] * (t - s)), 0);
+  for (const mode of ['lanes', 'lockstep']) {
+    const roots = [];
+    const sol = ot.solveDense({
+      nstates: 1, nparams: 2, rhs(t, y, p, d, k) { for (let b = 0; b < k; b++) d[b] = -p[2 * b] * y[b]; },
+      onEvent(t, root, y, p) { roots.push(root); y[0] += p[1]; },
+      y0: [0.2], params: [ke[0], amount[0], ke[1], amount[1]], tEval, stops, options: { mode, rtol: 1e-10, atol: 1e-12 },
+    });
+    assert.ok(sol.ok, sol.message.join('; '));
+    assert.ok(roots.every((r) => r < 0));
+    for (let b = 0; b < 2; b++) {
+      tEval[b].forEach((t, i) => assert.ok(Math.abs(sol.ys.get(0, i, b) - dosed(b, t)) < 1e-8, `${mode} lane ${b} t ${t}`));
+      assert.equal(sol.events.count[b], stops[b].length);
+    }
+    sol.dispose();
+  }
+  const late = ot.solveDense({
+    nstates: 1, nparams: 2, rhs(t, y, p, d) { d[0] = -p[0] * y[0]; }, onEvent(t, r, y, p) { y[0] += p[1]; },
+    y0: [0.2], params: [ke[0], amount[0], ke[1], amount[1]], tEval: [7], stops, starts: [0, 0.5],
+    options: { rtol: 1e-10, atol: 1e-12 },
+  });
+  assert.ok(Math.abs(late.ys.get(0, 0, 1) - dosed(1, 7, 0.5)) < 1e-8);
+  late.dispose();
+});
