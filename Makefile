@@ -107,7 +107,7 @@ TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/c
             tests/check_events.c
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/obj/%.o)
 EXAMPLES := dlpack_tour robertson lotka_volterra sensitivity_decay bouncing_ball user_jacobian \
-            seir_peak
+            seir_peak population_pk
 EXAMPLE_BIN := $(EXAMPLES:%=$(B)/examples/%)
 
 STATIC := $(B)/libodetensor.a

@@ -255,8 +255,9 @@ static int reach(ot__lanes_worker *w, const ot__sink *sk, int64_t b, double targ
         N_VSetArrayPointer(dst, w->y);
         if (exact)
             CVodeSetStopTime(w->cv, target);
-        int flag = ot__cv_advance(w->cv, target, w->y, tret, pl->ode->max_steps,
-                                  pl->ode->rtol, w->cb.cv_msg, sizeof w->cb.cv_msg);
+        int flag =
+            ot__cv_advance(w->cv, target, w->y, tret, pl->ode->max_steps, pl->ode->rtol,
+                           ot__plan_t0(pl, b), w->cb.cv_msg, sizeof w->cb.cv_msg);
         if (flag >= 0 && pl->kind == OT__SENS) {
             for (int64_t j = 0; j < pl->np; j++)
                 N_VSetArrayPointer(w->sens_scratch + j * w->n, w->yS[j]);
@@ -424,8 +425,8 @@ static void solve_steps(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
             break;
         }
         int flag = CVode(w->cv, pl->t_final, w->y, &t, CV_ONE_STEP);
-        if (flag >= 0 && ot__cv_time_check(w->cv, pl->ode->rtol, w->cb.cv_msg,
-                                           sizeof w->cb.cv_msg) < 0)
+        if (flag >= 0 && ot__cv_time_check(w->cv, pl->ode->rtol, ot__plan_t0(pl, b),
+                                           w->cb.cv_msg, sizeof w->cb.cv_msg) < 0)
             flag = OT__CV_TIME_RESOLUTION;
         if (flag < 0) {
             char msg[320];

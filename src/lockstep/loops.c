@@ -279,8 +279,9 @@ static int reach(ot__lockstep *L, const ot__sink *sk, double target, int exact,
         if (exact)
             CVodeSetStopTime(L->cv, target);
         double tret = target;
-        int flag = ot__cv_advance(L->cv, target, L->yout, &tret, pl->ode->max_steps,
-                                  pl->ode->rtol, L->cb.cv_msg, sizeof L->cb.cv_msg);
+        int flag =
+            ot__cv_advance(L->cv, target, L->yout, &tret, pl->ode->max_steps,
+                           pl->ode->rtol, pl->t0, L->cb.cv_msg, sizeof L->cb.cv_msg);
         if (flag == CV_ROOT_RETURN) {
             if (take_roots(L, sk, tret, count, L->yout)) { /* restarted at tret */
                 L->t_restart = tret;
@@ -459,7 +460,7 @@ static void solve_steps(ot__lockstep *L, const ot__sink *sk)
             break;
         }
         int flag = CVode(L->cv, pl->t_final, L->yout, &t, CV_ONE_STEP);
-        if (flag >= 0 && ot__cv_time_check(L->cv, pl->ode->rtol, L->cb.cv_msg,
+        if (flag >= 0 && ot__cv_time_check(L->cv, pl->ode->rtol, pl->t0, L->cb.cv_msg,
                                            sizeof L->cb.cv_msg) < 0)
             flag = OT__CV_TIME_RESOLUTION;
         if (flag < 0) {

@@ -10,13 +10,14 @@
 static const double TINY_T = 1e-100;
 
 /* flag, or the time check's failure. */
-static int check_time(void *cv, int flag, double rtol, char *msg, size_t msg_len)
+static int check_time(void *cv, int flag, double rtol, double t_start, char *msg,
+                      size_t msg_len)
 {
-    const int st = ot__cv_time_check(cv, rtol, msg, msg_len);
+    const int st = ot__cv_time_check(cv, rtol, t_start, msg, msg_len);
     return st < 0 ? st : flag;
 }
 
-int ot__cv_time_check(void *cv, double rtol, char *msg, size_t msg_len)
+int ot__cv_time_check(void *cv, double rtol, double t_start, char *msg, size_t msg_len)
 {
     double tn = 0, hlast = 0, hcur = 0;
     if (CVodeGetCurrentTime(cv, &tn) != CV_SUCCESS ||
@@ -27,24 +28,29 @@ int ot__cv_time_check(void *cv, double rtol, char *msg, size_t msg_len)
     double h = fabs(hcur);
     if (hlast != 0 && fabs(hlast) < h)
         h = fabs(hlast);
-    if (h == 0 || !(gap > OT__TIME_GAPS_PER_RTOL * fmax(rtol, 1e-12) * h))
+    const double elapsed = fabs(tn - t_start);
+    /* A step within a few gaps of t barely moves t (CVODE's "t + h = t"),
+     * or t itself cannot resolve the time since the start to rtol. */
+    const int stuck = h != 0 && h < OT__TIME_GAPS_PER_STEP * gap;
+    const int coarse = elapsed > 0 && gap > fmax(rtol, 1e-12) * elapsed;
+    if (!stuck && !coarse)
         return CV_SUCCESS;
     snprintf(msg, msg_len,
-             "at t = %.17g doubles are %g apart: too coarse for steps of %g at rtol %g "
-             "(each step's time would be rounded by %.2g %% of the step, and the answer "
-             "would drift). Shift time so that t0 is near 0 (solve in t - t0).",
-             tn, gap, h, rtol, 50 * gap / h);
+             "at t = %.17g doubles are %g apart: too coarse for %s (%g). Shift time so "
+             "that t0 is near 0 (solve in t - t0).",
+             tn, gap, stuck ? "a step of" : "the time since t0 at rtol",
+             stuck ? h : elapsed);
     return OT__CV_TIME_RESOLUTION;
 }
 
 int ot__cv_advance(void *cv, double tout, N_Vector yout, double *tret, long max_steps,
-                   double rtol, char *msg, size_t msg_len)
+                   double rtol, double t_start, char *msg, size_t msg_len)
 {
     double tn = tout;
     if (CVodeGetCurrentTime(cv, &tn) != CV_SUCCESS ||
         !(fabs(tout) < TINY_T || (tn != 0 && fabs(tn) < TINY_T))) {
         const int flag = CVode(cv, tout, yout, tret, CV_NORMAL);
-        return flag < 0 ? flag : check_time(cv, flag, rtol, msg, msg_len);
+        return flag < 0 ? flag : check_time(cv, flag, rtol, t_start, msg, msg_len);
     }
     for (long k = 0; tn < tout; k++) {
         if (max_steps > 0 && k >= max_steps) {
@@ -56,10 +62,10 @@ int ot__cv_advance(void *cv, double tout, N_Vector yout, double *tret, long max_
         const int flag = CVode(cv, tout, yout, &tn, CV_ONE_STEP);
         if (flag < 0 || flag == CV_ROOT_RETURN) {
             *tret = tn;
-            return flag < 0 ? flag : check_time(cv, flag, rtol, msg, msg_len);
+            return flag < 0 ? flag : check_time(cv, flag, rtol, t_start, msg, msg_len);
         }
     }
     *tret = tout;
     const int flag = CVodeGetDky(cv, tout, 0, yout);
-    return flag < 0 ? flag : check_time(cv, flag, rtol, msg, msg_len);
+    return flag < 0 ? flag : check_time(cv, flag, rtol, t_start, msg, msg_len);
 }

@@ -24,23 +24,27 @@ extern "C" {
  * sensitivities afterwards with CVodeGetSensDky at *tret. Fails with
  * OT__CV_TIME_RESOLUTION when t is too coarse for the steps (below). */
 int ot__cv_advance(void *cv, double tout, N_Vector yout, double *tret, long max_steps,
-                   double rtol, char *msg, size_t msg_len);
+                   double rtol, double t_start, char *msg, size_t msg_len);
 
 /* Time resolution: t is a double, so near t = 1e15 representable times are
  * 0.125 apart and every step's end time is rounded by up to half that. CVODE
  * only warns ("t + h = t on the next step", a warning SUNDIALS 7 sends to
  * its logger alone) and goes on with an answer that drifts (y' = -y from
- * t0 = 1e15 over one time unit gave 1e-5 instead of 0.37). A lane whose
- * current or last step is shorter than OT__TIME_GAPS_PER_RTOL * max(rtol,
- * 1e-12) gaps between doubles at its time, i.e. whose step times round by
- * more than ~32 rtol of a step, fails with OT__CV_TIME_RESOLUTION and a
- * message into msg that says to shift time. Checked when ot__cv_advance
- * returns (each output time and root) and after every step of an every-step
- * solve, so a dip in the step size between two outputs can pass unseen: a
- * guard against coarse time, not a proof of accuracy. */
-#define OT__TIME_GAPS_PER_RTOL 64.0
+ * t0 = 1e15 over one time unit gave 1e-5 instead of 0.37). A lane fails
+ * with OT__CV_TIME_RESOLUTION and a message into msg that says to shift
+ * time when its current or last step is shorter than OT__TIME_GAPS_PER_STEP
+ * gaps between doubles at t (t barely moves), or when that gap is more
+ * than max(rtol, 1e-12) of the time since its start t_start (t cannot
+ * resolve the solution's own time axis). Tiny steps that only land on a
+ * scheduled stop or output are not flagged, as a rule on the step size
+ * relative to its rounding did (a dose 1e-8 h after another at t = 132 h).
+ * Checked when ot__cv_advance returns (each output time and root) and after
+ * every step of an every-step solve, so a dip in the step size between two
+ * outputs can pass unseen: a guard against coarse time, not a proof of
+ * accuracy. */
+#define OT__TIME_GAPS_PER_STEP 4.0
 #define OT__CV_TIME_RESOLUTION (-1001)
-int ot__cv_time_check(void *cv, double rtol, char *msg, size_t msg_len);
+int ot__cv_time_check(void *cv, double rtol, double t_start, char *msg, size_t msg_len);
 
 #ifdef __cplusplus
 }
