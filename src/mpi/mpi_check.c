@@ -133,6 +133,11 @@ static void check_local(ot__mpi *m, const ot_ode *ode, ot_view y0, ot_view param
                                          "between ranks; keep them on the host");
         else if (m->sens && d->np == 0)
             st = ot__fail(OT_ERR_ARG, "params: sensitivities need nparams >= 1");
+        else if (d->records_events) /* the event tensors do not travel yet */
+            st = ot__fail(OT_ERR_ARG,
+                          "event_actions: the MPI layer gathers stopping roots only "
+                          "(ot_solution_lane_root), not recorded or handled events; "
+                          "solve those per rank with ot_solve_dense");
     }
     if (st == OT_OK)
         st = check_times(m, t_eval, m->desc.t0);

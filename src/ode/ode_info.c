@@ -72,6 +72,7 @@ int ot__ode_describe(const ot_ode *ode, ot__ode_info *info)
     info->threads = ode->threads;
     info->out_dtype = ode->out_dtype;
     info->has_init = ode->init != NULL;
+    info->records_events = ot__ode_records_events(ode);
     info->outputs_on_device = ode->device.type == OT_CUDA && ode->outputs_on_device;
     info->t0 = ode->t0;
     info->fingerprint = fingerprint(ode);

@@ -16,6 +16,7 @@ typedef struct {
     int64_t rows; /* rows of an output: nout with an out function, else n */
     int mode, threads, out_dtype;
     int has_init, outputs_on_device; /* outputs kept on a CUDA device */
+    int records_events;              /* a root records or handles events (issue 14) */
     double t0;
     /* A hash of every option that can change a lane's result: sizes,
      * method, mode, tolerances (atol vector included), t0, steps, device,
