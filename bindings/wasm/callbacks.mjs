@@ -1,7 +1,19 @@
-// Values crossing into and out of JS callbacks, for index.mjs: messages
-// about values, the views and copies callbacks get, and their return codes.
+// Values crossing into and out of JS callbacks, for index.mjs: the error
+// class, messages about values, the views and copies callbacks get, and
+// their return codes.
 
 export const INT_MAX = 2147483647;
+
+/** An odetensor failure: `status` is the code's name ('OT_ERR_SHAPE'), `code`
+ * its number (-3), `message` the library's message naming the argument. */
+export class OdeTensorError extends Error {
+  constructor(status, code, message, options) {
+    super(message, options);
+    this.name = 'OdeTensorError';
+    this.status = status;
+    this.code = code;
+  }
+}
 
 // Any value as a short text for a message. Never throws and never calls the
 // value's own methods (a symbol, a null-prototype object or a throwing
