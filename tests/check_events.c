@@ -7,6 +7,8 @@
 #include "solve_common.h"
 #include "suites.h"
 
+#include "core/test_hooks.h"
+
 static const double PI = 3.14159265358979323846;
 
 /* ---- Models --------------------------------------------------------------- */
@@ -536,6 +538,64 @@ START_TEST(scheduled_doses_match_the_superposition)
 }
 END_TEST
 
+/* Every-step output (ot_solve) with handled events: the same bounces as the
+ * dense solve, and each bounce's state after the handler is a step of its
+ * own at the bounce time. Both modes. */
+START_TEST(every_step_output_records_the_events_too)
+{
+    ot_ode *ode = ball_ode(_i, 1);
+    double y0[2] = {ball_h0(0), 0}, e = ball_e(0);
+    ot_solution *s = NULL;
+    ck_assert_status(ot_solve(ode, st_vec(y0, 2), st_vec(&e, 1), 0.9995 * T_END, &s),
+                     OT_OK, NULL);
+    const int64_t c = ot_solution_lane_event_count(s, 0);
+    ck_assert_int_ge(c, BOUNCES);
+    const ot_tensor *et = ot_solution_event_tensor(s, OT_EVENT_TIMES);
+    for (int k = 0; k < BOUNCES; k++)
+        ck_assert_double_eq_tol(st_at(et, k, 0, 0), bounce_time(y0[0], e, k), 1e-6);
+    /* Two steps at each bounce time: before and after. */
+    const ot_tensor *ts = ot_solution_ts(s);
+    int64_t pairs = 0;
+    for (int64_t i = 1; i < ot_solution_lane_count(s, 0); i++)
+        pairs += st_at(ts, i, 0, 0) == st_at(ts, i - 1, 0, 0);
+    ck_assert_int_eq(pairs, c);
+    ot_solution_free(s);
+    ot_ode_free(ode);
+}
+END_TEST
+
+/* The event tensors [m, nbatch] are counted against memory before they are
+ * allocated: under a small limit the lane with 1,000 events is cut to what
+ * fits and fails alone, the others keep theirs. */
+START_TEST(event_tensors_that_would_not_fit_fail_their_lane)
+{
+    static const int record = OT_EVENT_RECORD;
+    enum { NB = 64 };
+    double y0[2 * NB], t[2] = {0, 1000 * PI + 0.5};
+    for (int b = 0; b < NB; b++) {
+        y0[2 * b] = 0;
+        y0[2 * b + 1] = b == 7 ? 1 : 0; /* only lane 7 oscillates: 1,000 zeros */
+    }
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 2, 0, sine_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_roots(ode, 1, first_state), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_event_actions(ode, &record), OT_OK, NULL);
+    /* 1,000 events x 64 lanes x 6 doubles = 3 MB of tensors; allow 1 MB. */
+    ot__size_set_limit(UINT64_C(1) << 20);
+    ot_solution *s = NULL;
+    const int st =
+        ot_solve_dense(ode, st_mat(y0, 2, NB), ot_view_absent(), st_vec(t, 2), &s);
+    ot__size_set_limit(0);
+    ck_assert_status(st, OT_ERR_LANES_FAILED,
+                     "1 of 64 lanes failed; lane 7: recorded 1000 events");
+    ck_assert_int_eq(ot_solution_lane_status(s, 7), OT_ERR_NOMEM);
+    ck_assert_int_lt(ot_solution_lane_event_count(s, 7), 1000);
+    ck_assert_int_gt(ot_solution_lane_event_count(s, 7), 0);
+    ot_solution_free(s);
+    ot_ode_free(ode);
+}
+END_TEST
+
 Suite *events_suite(void)
 {
     Suite *s = suite_create("events");
@@ -549,5 +609,7 @@ Suite *events_suite(void)
     tcase_add_test(tc, event_options_are_checked);
     tcase_add_loop_test(tc, per_lane_output_times, 0, 2);
     tcase_add_loop_test(tc, scheduled_doses_match_the_superposition, 0, 2);
+    tcase_add_loop_test(tc, every_step_output_records_the_events_too, 0, 2);
+    tcase_add_test(tc, event_tensors_that_would_not_fit_fail_their_lane);
     return s;
 }
