@@ -316,7 +316,16 @@ static int take_stop(ot__lanes_worker *w, const ot__sink *sk, int64_t b, int64_t
         ot__solution_fail_lane(sk->sol, b, st, msg);
         return -1;
     }
-    return restart(w, sk, b, t, y);
+    if (restart(w, sk, b, t, y) != 0)
+        return -1;
+    /* SUNDIALS 6.4 keeps the stop time it just reached (7 clears it), and
+     * would refuse to go on from it: aim the stop at the lane's last output,
+     * which it never needs to pass. */
+    const int64_t nt = ot__plan_nt(w->plan, b);
+    const double last = ot__plan_times(w->plan, b)[nt - 1];
+    if (last > t)
+        CVodeSetStopTime(w->cv, last);
+    return 0;
 }
 
 static void solve_dense(ot__lanes_worker *w, int64_t b, const ot__sink *sk)

@@ -308,7 +308,7 @@ static int reach(ot__lockstep *L, const ot__sink *sk, double target, int exact,
  * handler on each (root -1 - k), recorded; a lane whose handler fails
  * fails alone. Then the block restarts at t from y. */
 static void take_stops(ot__lockstep *L, const ot__sink *sk, double t, N_Vector y,
-                       int64_t *knext)
+                       int64_t *knext, double last)
 {
     const ot__plan *pl = L->plan;
     const ot_ode *ode = pl->ode;
@@ -360,6 +360,10 @@ static void take_stops(ot__lockstep *L, const ot__sink *sk, double t, N_Vector y
         memcpy(N_VGetArrayPointer(L->yout), yd, (size_t)(L->n * L->nbatch) * sizeof *yd);
     if (CVodeReInit(L->cv, t, L->yout) != CV_SUCCESS)
         fail_batch(L, sk->sol, OT_ERR_SOLVER, t, L->cb.cv_msg);
+    /* SUNDIALS 6.4 keeps the stop time it just reached (7 clears it) and
+     * would refuse to go on: aim it at the block's last output time. */
+    if (last > t)
+        CVodeSetStopTime(L->cv, last);
     L->t_restart = t;
     L->y_restart = L->yout;
 }
@@ -399,7 +403,7 @@ static void solve_dense(ot__lockstep *L, const ot__sink *sk)
         /* Stops up to and at tout: an output at a stop shows the state after. */
         for (; r == 1 && ks < nus && ustops[ks] <= tout && !all_stopped(L); ks++)
             if ((r = reach(L, sk, ustops[ks], 1, i, &y)) == 1)
-                take_stops(L, sk, ustops[ks], y, knext);
+                take_stops(L, sk, ustops[ks], y, knext, times[nts - 1]);
         if (r != 1 || all_stopped(L) || (r = reach(L, sk, tout, 0, i, &y)) != 1)
             break;
         if (L->be->emit(L, sol, i, tout, y) != OT_OK) {
