@@ -24,6 +24,7 @@
 #   make bench-lockstep   lockstep vs lanes mode on the CPU
 #   make bench-checksum   one result hash per driver path (refactoring guard)
 #   make bench-fixed      the fixed cost of one small solve call vs raw CVODE
+#   make bench-sens       forward sensitivities: plain vs DQ vs df/dp, np 1..64
 #   make million          1,000,000 Robertson lanes per mode: time, peak RSS, bytes per lane
 #   make bench-wasm       WebAssembly vs native, JS vs C callbacks, odex (npm)
 #   make bench-mpi        MPI strong scaling, imbalance, messages, 64-node projection
@@ -92,7 +93,7 @@ LIB_SRC := src/core/error.c \
            src/ode/ode_info.c \
            src/solve/solve.c src/solve/solvers.c src/solve/plan.c src/solve/size_limits.c \
            src/solve/solution.c src/solve/output.c src/solve/callback.c src/solve/cv_setup.c \
-           src/solve/cv_advance.c src/solve/events.c src/solve/pool.c \
+           src/solve/cv_advance.c src/solve/events.c src/solve/pool.c src/solve/sens.c \
            src/lanes/lanes.c src/lanes/worker.c src/lanes/lane.c \
            src/lockstep/loops.c src/lockstep/cpu.c src/lockstep/callbacks.c \
            src/lockstep/lane_vector.c src/lockstep/block_dense.c \
@@ -104,7 +105,7 @@ TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/c
             tests/check_solve_faults.c tests/check_lockstep.c tests/check_concurrency.c \
             tests/check_faults_numeric.c tests/check_faults_scale.c tests/check_size_limits.c \
             tests/check_core_api.c tests/check_lockstep_blocks.c tests/check_traps.c \
-            tests/check_events.c
+            tests/check_events.c tests/check_sens_derivs.c
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/obj/%.o)
 EXAMPLES := dlpack_tour robertson lotka_volterra sensitivity_decay bouncing_ball user_jacobian \
             seir_peak population_pk
@@ -115,7 +116,7 @@ SHARED := $(B)/libodetensor.so
 
 .PHONY: all check demo install uninstall clean lint format help deps deps-check \
         test-c test-headers test-readme test-install test-python test-examples examples bench bench-bin \
-        bench-lockstep bench-checksum bench-fixed million test-million
+        bench-lockstep bench-checksum bench-fixed bench-sens million test-million
 
 all: $(STATIC) $(SHARED) examples
 
@@ -250,7 +251,7 @@ demo: deps
 # sizes that bench/run.sh reads (see its header).
 BENCH_BIN := $(B)/bench/raw_cvode $(B)/bench/ot_robertson $(B)/bench/interleave \
              $(B)/bench/lockstep_vs_lanes $(B)/bench/checksum $(B)/bench/fixed_cost \
-             $(B)/bench/lockstep_sizes
+             $(B)/bench/lockstep_sizes $(B)/bench/sens_cost
 
 bench-bin: $(BENCH_BIN)
 
@@ -282,6 +283,10 @@ bench-lockstep: $(B)/bench/lockstep_vs_lanes
 # The fixed cost of one small solve call against raw CVODE's create + solve.
 bench-fixed: $(B)/bench/fixed_cost
 	$(B)/bench/fixed_cost
+
+# SENS_ARGS: nbatch rounds glv_lanes (bench/sens_cost.c).
+bench-sens: $(B)/bench/sens_cost
+	$(B)/bench/sens_cost $(SENS_ARGS)
 
 # A refactoring guard: one hash per driver path (lanes and lockstep; dense,
 # difference quotients, steps, sensitivities, roots, out + f32) over

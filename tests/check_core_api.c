@@ -23,6 +23,12 @@ static int root_fn(double t, ot_view y, ot_view p, ot_view_mut g, void *u)
     return 0;
 }
 
+static int dfdp_fn(double t, ot_view y, ot_view p, ot_view_mut d, void *u)
+{
+    (void)t, (void)y, (void)p, (void)d, (void)u;
+    return 0;
+}
+
 static int event_fn(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p,
                     void *u)
 {
@@ -32,7 +38,7 @@ static int event_fn(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut
 
 /* Each change below can alter a lane's result, so each must change the
  * fingerprint that ranks compare. */
-enum { NCHANGES = 21 };
+enum { NCHANGES = 22 };
 
 static void change(ot_ode *ode, int which)
 {
@@ -102,6 +108,9 @@ static void change(ot_ode *ode, int which)
         break;
     case 20:
         st = ot_ode_set_event_handler(ode, event_fn);
+        break;
+    case 21:
+        st = ot_ode_set_dfdp(ode, dfdp_fn);
         break;
     default:
         break;

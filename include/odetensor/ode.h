@@ -57,6 +57,9 @@ typedef int (*ot_root_fn)(double t, ot_view y, ot_view p, ot_view_mut g, void *u
  * it too). */
 typedef int (*ot_event_fn)(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p,
                            void *user);
+/* dfdp[n, np, k] = d f_i / d p_j for lane b in block (j, b), i.e. column j
+ * of lane b at ot_view_mut_col_f64(dfdp, j, b); arrives zeroed. */
+typedef int (*ot_dfdp_fn)(double t, ot_view y, ot_view p, ot_view_mut dfdp, void *user);
 /* Lanes finished so far out of total; called from worker threads, one call at
  * a time, in increasing order of done. */
 typedef void (*ot_progress_fn)(int64_t done, int64_t total, void *user);
@@ -108,6 +111,11 @@ OT_API int ot_ode_set_init(ot_ode *ode, ot_init_fn init);
 OT_API int ot_ode_set_out(ot_ode *ode, int64_t nout, ot_out_fn out);
 OT_API int ot_ode_set_roots(ot_ode *ode, int64_t nroots, ot_root_fn root);
 OT_API int ot_ode_set_progress(ot_ode *ode, ot_progress_fn progress, void *user);
+/* Forward sensitivities from derivatives instead of difference quotients:
+ * with df/dp here and the Jacobian (ot_ode_set_jac; a solve with dfdp and no
+ * jac is refused), each sensitivity's rhs is J s_j + df/dp_j, no extra rhs
+ * calls. CPU modes (the CUDA solver refuses it). NULL removes it. */
+OT_API int ot_ode_set_dfdp(ot_ode *ode, ot_dfdp_fn dfdp);
 
 /* Which crossings of root function i count: rising (g_i goes from < 0 to
  * > 0), falling, or both (the default). */

@@ -68,6 +68,7 @@ cudaError_t upload(double *dst, ot_view v, int64_t rows, int64_t nbatch)
 void free_solver(ot__lockstep *L)
 {
     ot__lockstep_free_common(L);
+    free(L->p);
     state_free(state(L));
 }
 
@@ -120,21 +121,12 @@ int initial_state(ot__lockstep *L)
     return OT_OK;
 }
 
-int make_atol(ot__lockstep *L)
+int upload_lanes(ot__lockstep *L, N_Vector v, const double *host)
 {
     const size_t count = (size_t)(L->n * L->nbatch);
-    L->atolv = ot__nv_clone(L->y);
-    double *host = (double *)malloc(count * sizeof *host);
-    if (L->atolv == NULL || host == NULL) {
-        free(host);
-        return OT_ERR_NOMEM;
-    }
-    for (int64_t b = 0; b < L->nbatch; b++)
-        memcpy(host + b * L->n, L->plan->ode->atol_vec, (size_t)L->n * sizeof *host);
-    const cudaError_t e = cudaMemcpy(ot__dptr(L->atolv), host, count * sizeof *host,
-                                     cudaMemcpyHostToDevice);
-    free(host);
-    return ot__cuda_check(L, e, "atol upload") ? OT_ERR_SOLVER : OT_OK;
+    const cudaError_t e =
+        cudaMemcpy(ot__dptr(v), host, count * sizeof *host, cudaMemcpyHostToDevice);
+    return ot__cuda_check(L, e, "tolerance upload") ? OT_ERR_SOLVER : OT_OK;
 }
 
 void make_linear(ot__lockstep *L)
@@ -161,7 +153,7 @@ const ot__lockstep_backend cuda_backend = {
     .emit = emit,
     .host_rows = host_rows,
     .callbacks = &ot__cuda_callbacks,
-    .make_atol = make_atol,
+    .upload = upload_lanes,
     .make_linear = make_linear,
     .stopped_changed = stopped_changed,
     .host_state = nullptr, /* events stop lanes only here (plan.c refuses the rest) */
@@ -190,6 +182,15 @@ int make_solver(ot__lockstep *L, const ot__plan *pl, ot__cuda_state *S)
     if (np > 0 &&
         ot__cuda_check(L, upload(S->p, pl->p, L->np, L->nbatch), "params upload"))
         return OT_ERR_SOLVER;
+    if (pl->kind == OT__SENS) { /* a host copy for the sensitivity tolerances */
+        if ((L->p = (double *)malloc(np * nbatch * sizeof *L->p)) == NULL)
+            return OT_ERR_NOMEM;
+        if (ot__cuda_check(L,
+                           cudaMemcpy(L->p, S->p, np * nbatch * sizeof *L->p,
+                                      cudaMemcpyDeviceToHost),
+                           "params download"))
+            return OT_ERR_SOLVER;
+    }
     L->y = N_VNew_Cuda(L->n * L->nbatch, L->ctx);
     if (L->y == NULL)
         return OT_ERR_NOMEM;

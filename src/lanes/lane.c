@@ -15,6 +15,7 @@
 #include "solve/dq.h"
 #include "solve/events.h"
 #include "solve/output.h"
+#include "solve/sens.h"
 #include "tensor/tensor_impl.h"
 
 /* ---- Lane setup ----------------------------------------------------------- */
@@ -476,6 +477,7 @@ void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
     ot_solution *sol = sk->sol;
     w->lane = b;
     w->dq_evals = 0;
+    w->sens_first = 1;
     memset(&w->before, 0, sizeof w->before);
     ot__cb_reset(&w->cb);
     const double *pcol = pl->np ? ot_view_lane(pl->p, b) : NULL;
@@ -483,7 +485,7 @@ void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
         /* CVODES perturbs the parameters in place: give it a private copy. */
         memcpy(w->pbuf, pcol, (size_t)pl->np * sizeof *w->pbuf);
         for (int64_t j = 0; j < pl->np; j++)
-            w->pbar[j] = w->pbuf[j] != 0 ? fabs(w->pbuf[j]) : 1.0;
+            w->pbar[j] = ot__sens_pbar(w->pbuf[j]);
         pcol = w->pbuf;
     }
     if (pl->kind != OT__SENS && (ot__ode_handles_events(pl->ode) || pl->stops)) {
@@ -504,6 +506,11 @@ void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
         /* CVODES copies pbar when it is set: give it this lane's scales. */
         if (!flag && pl->kind == OT__SENS)
             flag = CVodeSetSensParams(w->cv, w->pbuf, w->pbar, NULL);
+        for (int64_t j = 0; !flag && w->atolS && j < pl->np; j++)
+            ot__sens_atol(pl->ode, w->pbuf, pl->np, j, w->n, 1,
+                          N_VGetArrayPointer(w->atolS[j]));
+        if (!flag && w->atolS) /* CVODES copies them */
+            flag = CVodeSensSVtolerances(w->cv, pl->ode->rtol, w->atolS);
     }
     if (st != OT_OK || flag != CV_SUCCESS) {
         if (st != OT_OK)

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "solve/cv_setup.h"
 #include "solve/dq.h"
+#include "solve/sens.h"
 #include "solve/sun_compat.h"
 #include "lanes/worker.h"
 #include "tensor/tensor_impl.h"
@@ -99,6 +100,27 @@ static int root_wrap(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
     return ot__cb_finite(&w->cb, "root", "g", g, ode->nroots, 1, w->lane, t, OT__CB_ROOT);
 }
 
+/* With ot_ode_set_dfdp: every sensitivity's rhs at once, J s_j + df/dp_j
+ * (solve/sens.h), in place of CVODES' difference quotients. */
+static int sens_rhs_wrap(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Vector *yS,
+                         N_Vector *ySdot, void *ud, N_Vector t1, N_Vector t2)
+{
+    (void)ydot, (void)t1, (void)t2;
+    ot__lanes_worker *w = ud;
+    if (ot__cb_stopped(&w->cb))
+        return -1;
+    const int rc = ot__sens_derivatives(
+        &w->cb, w->plan->ode, t, ot__view_compact(N_VGetArrayPointer(y), w->n, 1), w->p,
+        w->jac_scratch, w->dfdp_scratch, 1, w->lane, &w->sens_first);
+    if (rc != 0)
+        return rc;
+    for (int j = 0; j < ns; j++)
+        ot__sens_jv_plus(w->jac_scratch, N_VGetArrayPointer(yS[j]),
+                         w->dfdp_scratch + (int64_t)j * w->n,
+                         N_VGetArrayPointer(ySdot[j]), w->n);
+    return 0;
+}
+
 /* ---- Creation ------------------------------------------------------------- */
 
 /* The CVODE setup shared by every lane: method, solvers, tolerances, options,
@@ -137,9 +159,19 @@ static int configure(ot__lanes_worker *w)
             w->pbuf[j] = 1.0; /* real values come with each lane */
             w->pbar[j] = 1.0;
         }
-        f = OT__SUN_CALL(CVodeSensInit1(cv, np, CV_STAGGERED, NULL, w->yS), CV_MEM_FAIL);
+        f = OT__SUN_CALL(ode->dfdp
+                             ? CVodeSensInit(cv, np, CV_STAGGERED, sens_rhs_wrap, w->yS)
+                             : CVodeSensInit1(cv, np, CV_STAGGERED, NULL, w->yS),
+                         CV_MEM_FAIL);
         f = f ? f : CVodeSetSensParams(cv, w->pbuf, w->pbar, NULL);
-        f = f ? f : ot__cv_sens_setup(cv, ode, np, w->y, w->ctx, &w->NLSsens);
+        /* With derivatives, the tolerances lockstep uses (solve/sens.h),
+         * set for each lane; without, CVODES' own estimate as raw CVODES. */
+        if (!f && ode->dfdp && ot__sens_estimated(ode) &&
+            (w->atolS = ot__nv_clone_array(np, w->y, 0)) == NULL)
+            return OT_ERR_NOMEM;
+        for (int j = 0; w->atolS && j < np; j++)
+            N_VConst(0.0, w->atolS[j]);
+        f = f ? f : ot__cv_sens_setup(cv, ode, np, w->y, w->atolS, w->ctx, &w->NLSsens);
     }
     if (f == CV_MEM_FAIL)
         return OT_ERR_NOMEM;
@@ -156,15 +188,19 @@ int ot__lanes_worker_new(ot__lanes_worker **out, const ot__plan *pl)
     w->steps.width = pl->rows;
     const size_t n = (size_t)pl->n, np = (size_t)pl->np, rows = (size_t)pl->rows;
     /* scratch: ys, y0, yp, ym (n each); out, diff (rows each); for sens, the
-     * sensitivities and their initial values (np * n each; one double
-     * without, so that every pointer is a live allocation). */
+     * sensitivities and their initial values (np * n each), and with dfdp
+     * the Jacobian and df/dp (n * n, n * np; one double for what is not
+     * used, so that every pointer is a live allocation). */
     const size_t ns = pl->kind == OT__SENS ? np * n : 1;
-    double **const slots[8] = {&w->ys_scratch,   &w->y0_scratch,  &w->yp_scratch,
-                               &w->ym_scratch,   &w->out_scratch, &w->diff_scratch,
-                               &w->sens_scratch, &w->yS0};
-    const size_t sizes[8] = {n, n, n, n, rows, rows, ns, ns};
+    const int derivs = pl->kind == OT__SENS && pl->ode->dfdp != NULL;
+    double **const slots[10] = {&w->ys_scratch,   &w->y0_scratch,  &w->yp_scratch,
+                                &w->ym_scratch,   &w->out_scratch, &w->diff_scratch,
+                                &w->sens_scratch, &w->yS0,         &w->jac_scratch,
+                                &w->dfdp_scratch};
+    const size_t sizes[10] = {
+        n, n, n, n, rows, rows, ns, ns, derivs ? n * n : 1, derivs ? ns : 1};
     int ok = 1;
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 10; i++)
         ok &= (*slots[i] = OT__MALLOC(sizes[i] * sizeof(double))) != NULL;
     w->pbuf = OT__MALLOC((2 * np + 1) * sizeof(double));
     w->pbar = OT__MALLOC((np + 1) * sizeof(double));
@@ -199,6 +235,8 @@ void ot__lanes_worker_free(ot__lanes_worker *w)
         return;
     if (w->yS)
         N_VDestroyVectorArray(w->yS, (int)w->plan->np);
+    if (w->atolS)
+        N_VDestroyVectorArray(w->atolS, (int)w->plan->np);
     CVodeFree(&w->cv);
     SUNLinSolFree(w->LS);
     SUNMatDestroy(w->A);
@@ -216,6 +254,8 @@ void ot__lanes_worker_free(ot__lanes_worker *w)
     free(w->diff_scratch);
     free(w->sens_scratch);
     free(w->yS0);
+    free(w->jac_scratch);
+    free(w->dfdp_scratch);
     free(w->pbuf);
     free(w->pbar);
     ot__record_free(&w->steps);

@@ -24,16 +24,19 @@ typedef struct {
     SUNMatrix A;
     SUNLinearSolver LS;
     SUNNonlinearSolver NLS, NLSsens;
-    N_Vector *yS; /* [np], no own data */
-    double *pbuf; /* [2 np + 1]: the lane's params (CVODES perturbs them), then a
-                     perturbed copy for output sensitivities */
-    double *pbar; /* [np] parameter scales for CVODES' difference quotients */
+    N_Vector *yS;    /* [np], no own data */
+    N_Vector *atolS; /* [np] with dfdp: the lane's sensitivity tolerances */
+    double *pbuf;    /* [2 np + 1]: the lane's params (CVODES perturbs them), then a
+                        perturbed copy for output sensitivities */
+    double *pbar;    /* [np] parameter scales for CVODES' difference quotients */
     /* Scratch, each its own allocation (owned): init and out write into
      * y0_scratch and out_scratch, and a write past the end of one must land
      * outside any allocation for the sanitizers to see it, not in the next
      * slice (issue 13: it silently changed sensitivity outputs). */
     double *ys_scratch, *out_scratch, *y0_scratch, *yp_scratch, *ym_scratch,
         *diff_scratch, *sens_scratch, *yS0;
+    double *jac_scratch, *dfdp_scratch; /* [n, n], [n, np]: with dfdp (else 1 each) */
+    int sens_first;       /* the lane's first call of sens_rhs_wrap is still to come */
     int64_t dq_evals;     /* the lane's rhs calls for our DQ Jacobian */
     ot_lane_stats before; /* the lane's counters before its last restart at an event */
     double t_restart;     /* the lane's start, or its last restart (an event) */

@@ -2,7 +2,8 @@
  * for all lanes on [n, nbatch] views straight over CVODE's vectors. Without
  * a user Jacobian the blocks come from n rhs calls, each perturbing state j
  * in every lane at once; sensitivities use central differences along
- * (s_j, e_j), also all lanes at once. The failure rules are
+ * (s_j, e_j), also all lanes at once, or with dfdp are J s_j + df/dp_j
+ * (solve/sens.h). The failure rules are
  * solve/callback.c's, the increments solve/dq.h's. */
 #include <string.h>
 
@@ -10,6 +11,7 @@
 
 #include "lockstep/lockstep.h"
 #include "solve/dq.h"
+#include "solve/sens.h"
 #include "tensor/tensor_impl.h"
 
 /* A lane stopped by a root stands still: zero derivative. */
@@ -121,6 +123,30 @@ static int root_cb(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
     return ot__cb_finite(&L->cb, "root", "g", g, nr, L->nbatch, L->lane0, t, OT__CB_ROOT);
 }
 
+/* ySdot_j = J s_j + df/dp_j in every lane, the user's derivatives once for
+ * all j; a stopped lane's are zero, so its sensitivities stand still. */
+static int sens_from_derivatives(ot__lockstep *L, int ns, double t, N_Vector y,
+                                 N_Vector *yS, N_Vector *ySdot)
+{
+    const int64_t n = L->n, nbatch = L->nbatch;
+    const int rc = ot__sens_derivatives(
+        &L->cb, L->plan->ode, t, ot__view_compact(N_VGetArrayPointer(y), n, nbatch),
+        ot__view_compact(L->p, L->np, nbatch), L->jb, L->db, nbatch, L->lane0,
+        &L->sens_first);
+    if (rc != 0)
+        return rc;
+    zero_stopped(L, L->jb, n * n);
+    zero_stopped(L, L->db, n * L->np);
+    for (int j = 0; j < ns; j++) {
+        const double *s = N_VGetArrayPointer(yS[j]);
+        double *out = N_VGetArrayPointer(ySdot[j]);
+        for (int64_t b = 0; b < nbatch; b++)
+            ot__sens_jv_plus(L->jb + b * n * n, s + b * n, L->db + (b * L->np + j) * n,
+                             out + b * n, n);
+    }
+    return 0;
+}
+
 /* ySdot_j = (f(y + h s_j, p + h e_j) - f(y - h s_j, p - h e_j)) / 2h, with
  * h per lane from the parameter's size. */
 static int sens_rhs_cb(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Vector *yS,
@@ -128,6 +154,10 @@ static int sens_rhs_cb(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Vecto
 {
     (void)ydot, (void)t1, (void)t2;
     ot__lockstep *L = ud;
+    if (ot__cb_stopped(&L->cb))
+        return -1;
+    if (L->plan->ode->dfdp)
+        return sens_from_derivatives(L, ns, t, y, yS, ySdot);
     const int64_t n = L->n, nbatch = L->nbatch, np = L->np;
     const double *yd = N_VGetArrayPointer(y);
     for (int j = 0; j < ns; j++) {

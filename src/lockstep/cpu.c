@@ -31,6 +31,8 @@ static void free_solver(ot__lockstep *L)
     free(L->yp);
     free(L->ym);
     free(L->inc);
+    free(L->jb);
+    free(L->db);
 }
 
 /* init over every lane at params p into y ([n, nbatch]). */
@@ -83,13 +85,9 @@ static int initial_state(ot__lockstep *L)
     return OT_OK;
 }
 
-static int make_atol(ot__lockstep *L)
+static int upload(ot__lockstep *L, N_Vector v, const double *host)
 {
-    if ((L->atolv = ot__nv_clone(L->y)) == NULL)
-        return OT_ERR_NOMEM;
-    double *a = N_VGetArrayPointer(L->atolv);
-    for (int64_t b = 0; b < L->nbatch; b++)
-        memcpy(a + b * L->n, L->plan->ode->atol_vec, (size_t)L->n * sizeof *a);
+    memcpy(N_VGetArrayPointer(v), host, (size_t)(L->n * L->nbatch) * sizeof *host);
     return OT_OK;
 }
 
@@ -238,7 +236,7 @@ static const ot__lockstep_backend cpu_backend = {
     .host_rows = host_rows,
     .host_state = host_state,
     .callbacks = &ot__lockstep_cpu_callbacks,
-    .make_atol = make_atol,
+    .upload = upload,
     .make_linear = make_linear,
     .initial_state = initial_state,
 };
@@ -256,6 +254,13 @@ static int make_solver(ot__lockstep *L, const ot__plan *pl)
     L->yp = OT__MALLOC(n * nbatch * sizeof *L->yp);
     L->ym = OT__MALLOC(n * nbatch * sizeof *L->ym);
     L->inc = OT__MALLOC(nbatch * sizeof *L->inc);
+    if (pl->kind == OT__SENS && pl->ode->dfdp) { /* solve/sens.h's J and df/dp */
+        L->jb = OT__MALLOC(n * n * nbatch * sizeof *L->jb);
+        L->db = OT__MALLOC(n * np * nbatch * sizeof *L->db);
+        L->sens_first = 1;
+        if (!L->jb || !L->db)
+            return OT_ERR_NOMEM;
+    }
     L->stopped = OT__CALLOC(nbatch, 1);
     L->rootsfound = OT__MALLOC((nr * nbatch + 1) * sizeof *L->rootsfound);
     if (!L->p || !L->pp || !L->o || !L->o2 || !L->yp || !L->ym || !L->inc ||

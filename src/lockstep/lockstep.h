@@ -63,8 +63,9 @@ typedef struct {
     int (*host_rows)(ot__lockstep *L, double t, N_Vector y, double *dst);
     /* The CVODE callbacks on this backend's vectors. */
     const ot__lockstep_callbacks *callbacks;
-    /* The per-lane atol vector filled from ode->atol_vec into L->atolv. */
-    int (*make_atol)(ot__lockstep *L);
+    /* Copies host values [n, nbatch] into v, one of this backend's lane
+     * vectors (tolerances made on the host). */
+    int (*upload)(ot__lockstep *L, N_Vector v, const double *host);
     /* The block matrix and solver into L->A, L->LS (NULL: no memory). */
     void (*make_linear)(ot__lockstep *L);
     /* Lanes were just added to L->stopped (NULL: the backend reads it as is). */
@@ -87,6 +88,7 @@ struct ot__lockstep {
     void *cv;
     N_Vector y, yout, ewt; /* lane vectors [n, nbatch] */
     N_Vector atolv;
+    N_Vector *atolS; /* [np] lane vectors: per-lane sensitivity tolerances */
     SUNMatrix A;
     SUNLinearSolver LS;
     SUNNonlinearSolver NLS, NLSsens;
@@ -96,6 +98,8 @@ struct ot__lockstep {
     double *o, *o2;         /* [rows, nbatch]: out scratch */
     double *yp, *ym;        /* [n, nbatch]: perturbed states */
     double *inc;            /* [nbatch]: per-lane increments */
+    double *jb, *db;        /* with dfdp: [n, n, nbatch] and [n, np, nbatch] */
+    int sens_first;         /* with dfdp: the block's first sensitivity rhs is to come */
     unsigned char *stopped; /* [nbatch]: lanes stopped by a root (1) or failed (2) */
     int *rootsfound;        /* [nroots * nbatch] */
     int64_t dq_rhs_evals;   /* rhs calls made by our difference quotients */

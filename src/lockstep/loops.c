@@ -15,6 +15,7 @@
 #include "solve/cv_advance.h"
 #include "solve/cv_setup.h"
 #include "solve/events.h"
+#include "solve/sens.h"
 #include "tensor/tensor_impl.h"
 #include "solve/nv_clone.h"
 
@@ -36,6 +37,8 @@ void ot__lockstep_free_common(ot__lockstep *L)
 {
     if (L->yS)
         N_VDestroyVectorArray(L->yS, (int)L->np);
+    if (L->atolS)
+        N_VDestroyVectorArray(L->atolS, (int)L->np);
     CVodeFree(&L->cv);
     SUNLinSolFree(L->LS);
     SUNMatDestroy(L->A);
@@ -50,6 +53,40 @@ void ot__lockstep_free_common(ot__lockstep *L)
     free(L->rootsfound);
 }
 
+/* The per-lane atol vector from ode->atol_vec into L->atolv. */
+static int atol_vector(ot__lockstep *L)
+{
+    const int64_t n = L->n;
+    double *host = OT__MALLOC((size_t)(n * L->nbatch) * sizeof *host);
+    if (host == NULL || (L->atolv = ot__nv_clone(L->y)) == NULL) {
+        free(host);
+        return OT_ERR_NOMEM;
+    }
+    for (int64_t b = 0; b < L->nbatch; b++)
+        memcpy(host + b * n, L->plan->ode->atol_vec, (size_t)n * sizeof *host);
+    const int st = L->be->upload(L, L->atolv, host);
+    free(host);
+    return st;
+}
+
+/* Each lane's sensitivity tolerances (solve/sens.h) into L->atolS. */
+static int sens_atol_vectors(ot__lockstep *L)
+{
+    const int64_t n = L->n, np = L->np;
+    double *host = OT__MALLOC((size_t)(n * L->nbatch) * sizeof *host);
+    if (host == NULL || (L->atolS = ot__nv_clone_array((int)np, L->y, 0)) == NULL) {
+        free(host);
+        return OT_ERR_NOMEM;
+    }
+    int st = OT_OK;
+    for (int64_t j = 0; j < np && st == OT_OK; j++) {
+        ot__sens_atol(L->plan->ode, L->p, np, j, n, L->nbatch, host);
+        st = L->be->upload(L, L->atolS[j], host);
+    }
+    free(host);
+    return st;
+}
+
 /* CVodeInit on L->y and every setting, through L->be's callbacks. */
 static int configure(ot__lockstep *L)
 {
@@ -60,7 +97,7 @@ static int configure(ot__lockstep *L)
     int f = OT__SUN_CALL(CVodeInit(cv, be->callbacks->rhs, pl->t0, L->y), CV_MEM_FAIL);
     f = f ? f : ot__cv_options(cv, pl, L, &L->cb);
     if (!f && ode->atol_vec) {
-        const int st = be->make_atol(L);
+        const int st = atol_vector(L);
         if (st != OT_OK)
             return st;
     }
@@ -88,7 +125,12 @@ static int configure(ot__lockstep *L)
         f = OT__SUN_CALL(
             CVodeSensInit(cv, (int)L->np, CV_STAGGERED, be->callbacks->sens_rhs, L->yS),
             CV_MEM_FAIL);
-        f = f ? f : ot__cv_sens_setup(cv, ode, (int)L->np, L->y, L->ctx, &L->NLSsens);
+        const int st = f || !ot__sens_estimated(ode) ? OT_OK : sens_atol_vectors(L);
+        if (st != OT_OK)
+            return st;
+        f = f ? f
+              : ot__cv_sens_setup(cv, ode, (int)L->np, L->y, L->atolS, L->ctx,
+                                  &L->NLSsens);
     }
     if (f == CV_MEM_FAIL)
         return OT_ERR_NOMEM;

@@ -62,6 +62,13 @@ int ot_ode_set_jac(ot_ode *ode, ot_jac_fn jac)
     return OT_OK;
 }
 
+int ot_ode_set_dfdp(ot_ode *ode, ot_dfdp_fn dfdp)
+{
+    NEED_ODE("ot_ode_set_dfdp");
+    ode->dfdp = dfdp;
+    return OT_OK;
+}
+
 int ot_ode_set_init(ot_ode *ode, ot_init_fn init)
 {
     NEED_ODE("ot_ode_set_init");

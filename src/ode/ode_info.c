@@ -43,6 +43,7 @@ static uint64_t fingerprint(const struct ot_ode *o)
                             o->lockstep_block,
                             o->max_order,
                             o->event_fn != NULL,
+                            o->dfdp != NULL,
                             o->max_events,
                             o->stab_limit};
     const double dbl[] = {o->rtol, o->atol,      o->t0,       o->h0,

@@ -15,13 +15,6 @@ void ot__cb_poison(double *v, int64_t count)
         v[k] = nan;
 }
 
-static int unwritten(double v)
-{
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    return bits == OT__UNWRITTEN_BITS;
-}
-
 void ot__cb_reset(ot__cb *c)
 {
     c->failed = 0;
@@ -68,7 +61,7 @@ int ot__cb_nonfinite_at(ot__cb *c, const char *name, const char *target, int64_t
                         ot__cb_kind kind)
 {
     const long long row = (long long)(k % rows), lane = (long long)(lane0 + k / rows);
-    if (unwritten(value))
+    if (ot__cb_unwritten(value))
         return ot__cb_note(c, -1,
                            "%s did not write %s for lane %lld: in OT_LOCKSTEP mode a "
                            "callback gets every lane at once and must write every column "

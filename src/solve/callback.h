@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "core/error.h"
 
@@ -50,6 +51,14 @@ typedef struct {
 
 /* Fills v[0, count) with the unwritten NaN. */
 void ot__cb_poison(double *v, int64_t count);
+
+/* Whether v is still the unwritten NaN. */
+static inline int ot__cb_unwritten(double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return bits == OT__UNWRITTEN_BITS;
+}
 
 /* Clears the state for a new lane (lockstep: a new batch). */
 void ot__cb_reset(ot__cb *c);

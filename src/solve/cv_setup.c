@@ -86,8 +86,8 @@ int ot__cv_solver(void *cv, const ot_ode *ode, SUNMatrix A, SUNLinearSolver LS,
     return *nls ? CVodeSetNonlinearSolver(cv, *nls) : CV_MEM_FAIL;
 }
 
-int ot__cv_sens_setup(void *cv, const ot_ode *ode, int np, N_Vector y, SUNContext ctx,
-                      SUNNonlinearSolver *nls)
+int ot__cv_sens_setup(void *cv, const ot_ode *ode, int np, N_Vector y, N_Vector *atolS,
+                      SUNContext ctx, SUNNonlinearSolver *nls)
 {
     int f = CVodeSetSensErrCon(cv, SUNTRUE);
     if (!f && (ode->sens_rtol > 0 || ode->sens_atol > 0)) {
@@ -98,6 +98,8 @@ int ot__cv_sens_setup(void *cv, const ot_ode *ode, int np, N_Vector y, SUNContex
             atols[j] = ode->sens_atol;
         f = OT__SUN_CALL(CVodeSensSStolerances(cv, ode->sens_rtol, atols), CV_MEM_FAIL);
         free(atols);
+    } else if (!f && atolS) {
+        f = OT__SUN_CALL(CVodeSensSVtolerances(cv, ode->rtol, atolS), CV_MEM_FAIL);
     } else if (!f) {
         f = CVodeSensEEtolerances(cv);
     }

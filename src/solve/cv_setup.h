@@ -22,10 +22,11 @@ int ot__cv_options(void *cv, const ot__plan *plan, void *user, ot__cb *cb);
 int ot__cv_tolerances(void *cv, const ot_ode *ode, N_Vector atolv);
 
 /* After CVodeSensInit: error control on the sensitivities, the user's
- * tolerances or CVODES' estimate, and for Adams a fixed-point sensitivity
- * solver (stored in *nls, the caller frees it). */
-int ot__cv_sens_setup(void *cv, const ot_ode *ode, int np, N_Vector y, SUNContext ctx,
-                      SUNNonlinearSolver *nls);
+ * tolerances, or else CVODES' estimate, given per lane in atolS when not
+ * NULL (solve/sens.h; CVODES copies them), and for Adams a fixed-point
+ * sensitivity solver (stored in *nls, the caller frees it). */
+int ot__cv_sens_setup(void *cv, const ot_ode *ode, int np, N_Vector y, N_Vector *atolS,
+                      SUNContext ctx, SUNNonlinearSolver *nls);
 
 /* The state solver: for BDF the linear solver A/LS the caller made (with
  * jac, or CVODE's DQ when jac is NULL); for Adams a fixed-point iteration

@@ -311,6 +311,13 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
     if (ode->method == OT_BDF && ode->max_order > 5)
         return ot__fail(OT_ERR_VALUE, "max_order: %d; OT_BDF allows 1 to 5",
                         ode->max_order);
+    if (ode->dfdp && kind == OT__SENS && ode->jac == NULL)
+        return ot__fail(OT_ERR_ARG,
+                        "dfdp: sensitivities from df/dp also need the Jacobian "
+                        "(ot_ode_set_jac): their rhs is J s_j + df/dp_j");
+    if (ode->dfdp && kind == OT__SENS && ode->device.type == OT_CUDA)
+        return ot__fail(OT_ERR_ARG, "dfdp: the CUDA solver computes sensitivities by "
+                                    "difference quotients only; unset dfdp for CUDA");
     if (ot__ode_records_events(ode) && ode->device.type == OT_CUDA)
         return ot__fail(OT_ERR_ARG, "event_actions: the CUDA solver stops lanes at their "
                                     "roots only (OT_EVENT_STOP); record or handle events "

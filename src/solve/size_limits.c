@@ -200,9 +200,12 @@ static int lanes_working(ledger *lg, const ot__plan *pl, uint64_t sens)
     if (mul_over(&nn, n))
         nn = (uint64_t)INT64_MAX; /* dot_over reports it */
     /* per n: CVODE's vectors, the y, y0, yp, ym scratch, the sensitivities'
-     * scratch and CVODES' vectors; the matrix and its copy; out and diff
+     * scratch and CVODES' vectors, df/dp's; the matrix and its copy, the
+     * Jacobian's for sensitivities from derivatives; out and diff
      * scratch; the parameter buffers; ot_solve's first record */
-    const uint64_t a[] = {vec + 4 + 2 * sens + sens * (qmax + 6), bdf ? 2 : 0, 2, 3,
+    const uint64_t derivs = sens > 0 && ode->dfdp ? 1 : 0; /* J and df/dp scratch */
+    const uint64_t a[] = {vec + 4 + (2 + derivs) * sens + sens * (qmax + 6),
+                          (bdf ? 2 : 0) + derivs, 2, 3,
                           pl->kind == OT__STEPS ? OT__RECORD_FIRST * (rows + 1) : 0};
     const uint64_t x[] = {n, nn, rows, np + 1, 1};
     uint64_t doubles, bytes = 16384; /* CVODE's and the worker's structs */
@@ -231,10 +234,12 @@ static int lockstep_working(ledger *lg, const ot__plan *pl, uint64_t sens)
     const int bdf = ode->method == OT_BDF;
     if (mul_over(&nn, n))
         nn = (uint64_t)INT64_MAX;
-    /* per n: the vectors, yp and ym, the pivots, CVODES' vectors; the blocks
-     * and their copy; p and pp; o and o2; the increment */
-    const uint64_t a[] = {vec + 2 + (bdf ? 1 : 0) + sens * (qmax + 7), bdf ? 2 : 0, 2, 2,
-                          1};
+    /* per n: the vectors, yp and ym, the pivots, CVODES' vectors and df/dp's;
+     * the blocks and their copy, and the Jacobian's for sensitivities from
+     * derivatives; p and pp; o and o2; the increment */
+    const uint64_t derivs = sens > 0 && ode->dfdp ? 1 : 0; /* jb and db */
+    const uint64_t a[] = {vec + 2 + (bdf ? 1 : 0) + sens * (qmax + 7 + derivs),
+                          (bdf ? 2 : 0) + derivs, 2, 2, 1};
     const uint64_t x[] = {n, nn, np, rows, 1};
     uint64_t per_lane;
     if (dot_over(&per_lane, 5, a, x) || mul_over(&per_lane, 8) ||

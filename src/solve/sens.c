@@ -1,0 +1,80 @@
+/* Forward sensitivities from derivatives (see sens.h). */
+#include "solve/sens.h"
+
+#include <string.h>
+
+#include "ode/ode_impl.h"
+#include "tensor/tensor_impl.h"
+
+/* v [block, lanes] was poisoned before the call: the unwritten entries of a
+ * written lane become zero; a lane left wholly unwritten stops the call. */
+static int zero_unwritten(ot__cb *cb, const char *name, double *v, int64_t block,
+                          int64_t lanes, int64_t lane0)
+{
+    for (int64_t b = 0; b < lanes; b++) {
+        double *x = v + b * block;
+        int64_t left = 0;
+        for (int64_t k = 0; k < block; k++)
+            if (ot__cb_unwritten(x[k])) {
+                x[k] = 0.0;
+                left++;
+            }
+        if (left == block)
+            return ot__cb_note(
+                cb, -1,
+                "%s wrote nothing for lane %lld: sensitivities from df/dp need every "
+                "lane's block, zeros included (OT_LOCKSTEP passes all lanes: loop "
+                "over b < y.layout.shape[1])",
+                name, (long long)(lane0 + b));
+    }
+    return 0;
+}
+
+/* Before a call: poisoned on the first, else zeroed. */
+static void prepare(double *v, int64_t count, int first)
+{
+    if (first)
+        ot__cb_poison(v, count);
+    else
+        memset(v, 0, (size_t)count * sizeof *v);
+}
+
+int ot__sens_derivatives(ot__cb *cb, const ot_ode *ode, double t, ot_view y, ot_view p,
+                         double *J, double *D, int64_t lanes, int64_t lane0, int *first)
+{
+    const int64_t n = y.layout.shape[0], np = p.layout.shape[0];
+    const int check = *first;
+    *first = 0;
+    prepare(J, n * n * lanes, check);
+    int rc = ode->jac(t, y, p, ot__view_mut_blocks(J, n, lanes), ode->user);
+    if (rc != 0)
+        return ot__cb_returned(cb, "jac", rc, t, OT__CB_RETRY);
+    if ((check && (rc = zero_unwritten(cb, "jac", J, n * n, lanes, lane0)) != 0) ||
+        (rc = ot__cb_finite(cb, "jac", "J", J, n * n, lanes, lane0, t, OT__CB_RETRY)) !=
+            0)
+        return rc;
+    prepare(D, n * np * lanes, check);
+    ot_view_mut dv;
+    dv.layout = ot__layout_compact(D, n, np, lanes, y.layout.device);
+    rc = ode->dfdp(t, y, p, dv, ode->user);
+    if (rc != 0)
+        return ot__cb_returned(cb, "dfdp", rc, t, OT__CB_RETRY);
+    if (check && (rc = zero_unwritten(cb, "dfdp", D, n * np, lanes, lane0)) != 0)
+        return rc;
+    return ot__cb_finite(cb, "dfdp", "dfdp", D, n * np, lanes, lane0, t, OT__CB_RETRY);
+}
+
+void ot__sens_atol(const ot_ode *ode, const double *p, int64_t np, int64_t j, int64_t n,
+                   int64_t lanes, double *out)
+{
+    for (int64_t b = 0; b < lanes; b++) {
+        const double pbar = ot__sens_pbar(p[b * np + j]);
+        for (int64_t i = 0; i < n; i++)
+            out[b * n + i] = (ode->atol_vec ? ode->atol_vec[i] : ode->atol) / pbar;
+    }
+}
+
+int ot__sens_estimated(const ot_ode *ode)
+{
+    return !(ode->sens_rtol > 0 || ode->sens_atol > 0);
+}

@@ -1,0 +1,55 @@
+/* Private: forward sensitivities from derivatives (ot_ode_set_dfdp), shared
+ * by lanes mode and lockstep. Each sensitivity's rhs is J s_j + df/dp_j,
+ * with the user's Jacobian and df/dp evaluated once per CVODES call for all
+ * sensitivities: np matrix-vector products instead of the 2 np rhs calls of
+ * central differences, and derivatives exact to rounding. */
+#ifndef OT_SRC_SOLVE_SENS_H
+#define OT_SRC_SOLVE_SENS_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "odetensor/ode.h"
+#include "solve/callback.h"
+
+/* The user's Jacobian into J [n, n, lanes] and df/dp into D [n, np, lanes]
+ * at (t, y, p), for lanes lane0.. of the solution. Both arrive zeroed by
+ * contract: entries a callback leaves alone are zero. On the first call
+ * (*first nonzero; cleared here) they arrive poisoned instead, and a lane
+ * whose whole block stays unwritten stops the call (a lockstep callback
+ * written for lane 0 would otherwise give the other lanes zero derivatives
+ * and wrong sensitivities with status OK); later calls get zeros, which
+ * costs one pass instead of three. A nonzero return or a NaN/Inf follows
+ * callback.c's rules. @return 0, 1 (retry with a smaller step) or -1. */
+int ot__sens_derivatives(ot__cb *cb, const ot_ode *ode, double t, ot_view y, ot_view p,
+                         double *J, double *D, int64_t lanes, int64_t lane0, int *first);
+
+/* A parameter's scale in CVODES' estimated sensitivity tolerances: |p|, or
+ * 1 for p = 0 (lanes mode gives CVODES these as pbar). */
+static inline double ot__sens_pbar(double p) { return p != 0 ? fabs(p) : 1.0; }
+
+/* CVODES' estimated sensitivity tolerances (CVodeSensEEtolerances: the
+ * states' tolerances with atol / pbar_j) take one pbar_j for all lanes of
+ * a lockstep vector, so they are given as vectors instead
+ * (CVodeSensSVtolerances): into out [n, lanes], sensitivity j's atol for
+ * every state of every lane, atol_i / pbar(p_bj); p [np, lanes]. The same
+ * values in lanes mode with derivatives keep one lane of lockstep equal to
+ * lanes mode bit for bit. */
+int ot__sens_estimated(const ot_ode *ode); /* no ot_ode_set_sens_tolerances */
+void ot__sens_atol(const ot_ode *ode, const double *p, int64_t np, int64_t j, int64_t n,
+                   int64_t lanes, double *out);
+
+/* out = J s + d for one lane: J [n, n] column-major; s, d, out [n]. */
+static inline void ot__sens_jv_plus(const double *J, const double *s, const double *d,
+                                    double *out, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        out[i] = d[i];
+    for (int64_t k = 0; k < n; k++) {
+        const double sk = s[k], *col = J + k * n;
+        for (int64_t i = 0; i < n; i++)
+            out[i] += col[i] * sk;
+    }
+}
+
+#endif
