@@ -3,7 +3,7 @@
 import type { LoadOptions, OdeTensor, OdeTensorError } from './index.js' with { 'resolution-mode': 'import' };
 
 export type {
-  NumericArray, CallbackResult, RhsFunction, JacFunction, InitFunction, OutFunction, RootFunction,
+  NumericArray, CallbackResult, RhsFunction, JacFunction, DfdpFunction, InitFunction, OutFunction, RootFunction,
   SolveOptions, Problem, DenseProblem, StepsProblem, DLDataType, DLDevice, Tensor, LaneStats,
   StatusName, Solution, SensSolution, OdeTensor, LoadOptions,
 } from './index.js' with { 'resolution-mode': 'import' };

@@ -36,6 +36,12 @@ export type RhsFunction = (t: number, y: Float64Array, p: Float64Array, dydt: Fl
 /** J [n, n, k] (column-major, arrives zeroed): J[i + n * j + n * n * b] = d f_i / d y_j. */
 export type JacFunction = (t: number, y: Float64Array, p: Float64Array, J: Float64Array,
   k: number, lane: number) => CallbackResult;
+/** dfdp [n, np, k] (column-major, entries not written are zero):
+ * dfdp[i + n * j + n * np * b] = d f_i / d p_j. With jac, solveFwdSens takes
+ * each sensitivity's rhs as J s_j + dfdp_j instead of difference quotients
+ * of rhs; write every lane's block (a lane left wholly unwritten fails). */
+export type DfdpFunction = (t: number, y: Float64Array, p: Float64Array, dfdp: Float64Array,
+  k: number, lane: number) => CallbackResult;
 /** y0 [n, k] from p [np, k]: used when y0 is omitted. */
 export type InitFunction = (p: Float64Array, y0: Float64Array, k: number, lane: number) => CallbackResult;
 /** o [nout, k]: what the solution records instead of y. */
@@ -92,6 +98,8 @@ export interface Problem {
   nparams?: number;
   rhs: RhsFunction;
   jac?: JacFunction;
+  /** df/dp for solveFwdSens (needs jac): exact sensitivities, no extra rhs calls. */
+  dfdp?: DfdpFunction;
   init?: InitFunction;
   out?: OutFunction;
   /** Number of outputs of `out` (only with `out`). */

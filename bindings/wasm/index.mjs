@@ -39,7 +39,7 @@ const METHODS = Object.freeze({ __proto__: null, bdf: 1, adams: 2 });
 const MODES = Object.freeze({ __proto__: null, lanes: 1, lockstep: 2 });
 const OPTIONS = ['rtol', 'atol', 'method', 'mode', 't0', 'firstStep', 'maxSteps', 'maxStep', 'lockstepBlock',
   'sensRtol', 'sensAtol', 'maxOrder', 'stabilityLimitDetection', 'maxEvents'];
-const SPEC_KEYS = ['nstates', 'nparams', 'rhs', 'jac', 'init', 'out', 'nout', 'roots', 'nroots',
+const SPEC_KEYS = ['nstates', 'nparams', 'rhs', 'jac', 'dfdp', 'init', 'out', 'nout', 'roots', 'nroots',
   'rootDirections', 'eventActions', 'onEvent', 'stops', 'starts', 'y0', 'params', 'tEval',
   'finalTime', 'options'];
 const DIRECTIONS = Object.freeze({ __proto__: null, falling: -1, both: 0, rising: 1 });
@@ -354,6 +354,7 @@ class OdeTensor {
       const P = m.HEAP32[slot >> 2];
       held.push(() => m._otw_problem_free(P));
       if (has(spec.jac)) this.#check(m._otw_set_jac(P, cb(spec.jac, 'jac', n * n)));
+      if (has(spec.dfdp)) this.#check(m._otw_set_dfdp(P, cb(spec.dfdp, 'dfdp', n * np)));
       if (has(spec.out)) this.#check(m._otw_set_out(P, nout, cb(spec.out, 'out', nout)));
       if (has(spec.roots)) this.#check(m._otw_set_roots(P, nroots, cb(spec.roots, 'roots', nroots)));
       for (const [key, table, setter] of [['rootDirections', DIRECTIONS, '_otw_set_root_directions'],

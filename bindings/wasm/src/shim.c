@@ -4,9 +4,10 @@
  *
  * Callbacks are plain C function pointers (from JS: Module.addFunction):
  *   int eval(double t, const double *y, const double *p, double *out,
- *            int k, int lane, void *user)      rhs, jac, out, root
+ *            int k, int lane, void *user)      rhs, jac, dfdp, out, root
  *   int init(const double *p, double *y0, int k, int lane, void *user)
- * y [n, k], p [np, k], out [rows, k] (jac: [n, n, k]) are compact column-major
+ * y [n, k], p [np, k], out [rows, k] (jac: [n, n, k]; dfdp: [n, np, k]) are
+ * compact column-major
  * f64 arrays valid only during the call; k = 1 in lanes mode (lane is then the
  * lane's index) and k = the block's lanes in lockstep mode (lane: the block's
  * first lane; blocks of a size chosen from n unless lockstepBlock is set). The return
@@ -43,7 +44,7 @@ typedef int (*otw_event_fn)(double t, int root, int lane, double *y, double *p,
 
 typedef struct otw_problem {
     ot_ode *ode;
-    otw_eval_fn rhs, jac, out, root;
+    otw_eval_fn rhs, jac, dfdp, out, root;
     otw_init_fn init;
     otw_event_fn event;
     void *user;
@@ -134,6 +135,12 @@ static int jac_tramp(double t, ot_view y, ot_view p, ot_view_mut J, void *user)
 {
     otw_problem *P = user;
     return call_eval(P, P->jac, t, y, p, J);
+}
+
+static int dfdp_tramp(double t, ot_view y, ot_view p, ot_view_mut d, void *user)
+{
+    otw_problem *P = user;
+    return call_eval(P, P->dfdp, t, y, p, d);
 }
 
 static int out_tramp(double t, ot_view y, ot_view p, ot_view_mut o, void *user)
@@ -239,6 +246,14 @@ OTW_API int otw_set_jac(otw_problem *P, otw_eval_fn jac)
     const int st = ot_ode_set_jac(ode_of(P), jac ? jac_tramp : NULL);
     if (st == OT_OK)
         P->jac = jac;
+    return st;
+}
+
+OTW_API int otw_set_dfdp(otw_problem *P, otw_eval_fn dfdp)
+{
+    const int st = ot_ode_set_dfdp(ode_of(P), dfdp ? dfdp_tramp : NULL);
+    if (st == OT_OK)
+        P->dfdp = dfdp;
     return st;
 }
 
