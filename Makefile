@@ -93,8 +93,8 @@ LIB_SRC := src/core/error.c \
            src/ode/ode_info.c \
            src/solve/solve.c src/solve/solvers.c src/solve/plan.c src/solve/size_limits.c \
            src/solve/solution.c src/solve/output.c src/solve/callback.c src/solve/cv_setup.c \
-           src/solve/cv_advance.c src/solve/events.c src/solve/pool.c src/solve/sens.c \
-           src/lanes/lanes.c src/lanes/worker.c src/lanes/lane.c \
+           src/solve/cv_advance.c src/solve/events.c src/solve/pool.c src/solve/sens.c src/solve/adjoint.c \
+           src/lanes/lanes.c src/lanes/worker.c src/lanes/lane.c src/lanes/adjoint.c \
            src/lockstep/loops.c src/lockstep/cpu.c src/lockstep/callbacks.c \
            src/lockstep/lane_vector.c src/lockstep/block_dense.c \
            src/cuda/none.c
@@ -105,7 +105,7 @@ TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/c
             tests/check_solve_faults.c tests/check_lockstep.c tests/check_concurrency.c \
             tests/check_faults_numeric.c tests/check_faults_scale.c tests/check_size_limits.c \
             tests/check_core_api.c tests/check_lockstep_blocks.c tests/check_traps.c \
-            tests/check_events.c tests/check_sens_derivs.c
+            tests/check_events.c tests/check_sens_derivs.c tests/check_adjoint.c
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/obj/%.o)
 EXAMPLES := dlpack_tour robertson lotka_volterra sensitivity_decay bouncing_ball user_jacobian \
             seir_peak population_pk

@@ -6,6 +6,8 @@
  *   ot_solve:          ts [nt_max, nbatch], ys [n|nout, nt_max, nbatch],
  *                      NaN-padded past each lane's count
  *   ot_solve_fwd_sens: as dense, plus sens(j) [n|nout, nt, nbatch] per parameter
+ *   ot_solve_adjoint:  as dense, plus a loss and its gradients per lane:
+ *                      L [nbatch], dL/dp [np, nbatch], dL/dy0 [n, nbatch]
  * A lane that fails or stops at a root holds NaN after its last good time.
  *
  * Thread safety: a solution may be read from many threads; take and free from
@@ -155,6 +157,64 @@ OT_API ot_tensor *ot_solution_take_event_tensor(ot_solution *sol, int which);
 OT_API int64_t ot_solution_lane_event_count(const ot_solution *sol, int64_t b);
 /* Lane b's statistics. @return OT_OK or OT_ERR_ARG. */
 OT_API int ot_solution_lane_stats(const ot_solution *sol, int64_t b, ot_lane_stats *out);
+
+/* ---- Gradients by the adjoint method ------------------------------------- */
+
+/* A loss term of the user's at output i (time t) for each lane: g [1, k],
+ * dgdy [n, k] = d g / d y(t_i), dgdp [np, k] = d g / d p (explicit
+ * dependence only), all three arriving zeroed; k and the lanes as for rhs.
+ * Return 0, or < 0 to fail the lane (NaN/Inf fails it too). */
+typedef int (*ot_loss_fn)(double t, int64_t i, ot_view y, ot_view p, ot_view_mut g,
+                          ot_view_mut dgdy, ot_view_mut dgdp, void *user);
+
+/* The loss L = sum_i g_i over a lane's output times, one of:
+ * - a sum of squares (ot_loss_squares): g_i = sum_r w[r, i] (o_r(t_i) -
+ *   data[r, i])^2, o = y, or out's rows when the problem has an out
+ *   function (out's derivatives then by central differences). data and
+ *   weights are f64 [rows, nt] (every lane) or [rows, nt, nbatch]; a NaN
+ *   datum adds no term; weights absent: 1;
+ * - the user's g_i (ot_loss_custom). */
+typedef struct ot_loss {
+    ot_view data, weights;
+    ot_loss_fn fn;
+    void *user;
+} ot_loss;
+OT_API ot_loss ot_loss_squares(ot_view data, ot_view weights);
+OT_API ot_loss ot_loss_custom(ot_loss_fn fn, void *user);
+
+/* As ot_solve_dense, plus for each lane the loss L and its gradients by
+ * CVODES' adjoint method: forward with checkpoints (every 100 steps, Hermite
+ * interpolation between), then backward from the last output time with
+ * lambda' = -J^T lambda, lambda jumping by dg_i/dy at each output time, and
+ * dL/dp = sum_i dg_i/dp + integral of lambda^T df/dp dt (quadratures in
+ * the error test), dL/dy0 = lambda(t0) (and through init, when init
+ * computes y0, dL/dp gets (dy0/dp)^T lambda(t0) by central differences).
+ * J is the user's Jacobian, or CVODE's difference quotients of rhs;
+ * df/dp the user's dfdp, or central differences of rhs in p. The backward
+ * problem uses the forward one's method, rtol and atol. Lanes mode only
+ * for now (OT_LOCKSTEP and CUDA refuse), without root functions or
+ * scheduled stops; t_eval may be per lane. The gradient tensors: below.
+ * @return as ot_solve_dense; OT_ERR_ARG for a NULL loss or one not made
+ * above, OT_ERR_SHAPE for data or weights of another shape. */
+OT_API int ot_solve_adjoint(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
+                            const ot_loss *loss, ot_solution **out);
+
+/* The adjoint results, NaN for a failed lane; still owned by the solution
+ * (NULL unless from ot_solve_adjoint, or once taken):
+ *   OT_GRAD_LOSS    [nbatch]      the loss L of each lane
+ *   OT_GRAD_PARAMS  [np, nbatch]  dL/dp
+ *   OT_GRAD_Y0      [n, nbatch]   dL/dy0 */
+typedef enum ot_grad_tensor {
+    OT_GRAD_LOSS = 0,
+    OT_GRAD_PARAMS = 1,
+    OT_GRAD_Y0 = 2
+} ot_grad_tensor;
+OT_API const ot_tensor *ot_solution_grad_tensor(const ot_solution *sol, int which);
+/* Takes ownership of a gradient tensor (NULL when taken or none). */
+OT_API ot_tensor *ot_solution_take_grad_tensor(ot_solution *sol, int which);
+/* Lane b's checkpoint memory in bytes (CVODES' checkpoints and the stored
+ * interpolation data of its forward pass; 0 without the adjoint). */
+OT_API int64_t ot_solution_lane_adjoint_bytes(const ot_solution *sol, int64_t b);
 
 #ifdef __cplusplus
 }

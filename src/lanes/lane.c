@@ -22,8 +22,8 @@
 
 /* Lane b fails with status and what, or with the callback that made CVODE
  * give up (ot__cb_cause). */
-static void fail_lane(ot__lanes_worker *w, ot_solution *sol, int64_t b, int status,
-                      const char *what)
+void ot__lanes_fail(ot__lanes_worker *w, ot_solution *sol, int64_t b, int status,
+                    const char *what)
 {
     char msg[600];
     const char *cause = ot__cb_cause(&w->cb, &status, what, msg, sizeof msg);
@@ -58,11 +58,14 @@ static int lane_start(ot__lanes_worker *w, int64_t b)
             return st;
         N_VSetArrayPointer(w->y0_scratch, w->y0);
     }
-    if (pl->kind != OT__SENS)
+    /* The adjoint needs dy0/dp only when init computes y0 (the chain rule
+     * into dL/dp), in w->yS0 without vectors over it. */
+    if (pl->kind != OT__SENS && (pl->kind != OT__ADJ || pl->has_y0))
         return OT_OK;
     for (int64_t j = 0; j < np; j++) {
         double *s = w->yS0 + j * n;
-        N_VSetArrayPointer(s, w->yS[j]);
+        if (w->yS)
+            N_VSetArrayPointer(s, w->yS[j]);
         if (pl->has_y0) {
             memset(s, 0, (size_t)n * sizeof *s);
             continue;
@@ -86,7 +89,8 @@ static int lane_start(ot__lanes_worker *w, int64_t b)
 /* ---- Outputs -------------------------------------------------------------- */
 
 /* The out callback at (t, y) with params p into o (nout), checked. */
-static int call_out(ot__lanes_worker *w, double t, const double *y, ot_view p, double *o)
+int ot__lanes_call_out(ot__lanes_worker *w, double t, const double *y, ot_view p,
+                       double *o)
 {
     const ot_ode *ode = w->plan->ode;
     int rc = ode->out(t, ot__view_compact(y, w->n, 1), p,
@@ -113,10 +117,11 @@ static int out_sens(ot__lanes_worker *w, double t, const double *y, const double
         w->ym_scratch[i] = y[i] - h * s[i];
     }
     pp[j] = w->pbuf[j] + h;
-    int st = call_out(w, t, w->yp_scratch, ot__view_compact(pp, np, 1), w->diff_scratch);
+    int st = ot__lanes_call_out(w, t, w->yp_scratch, ot__view_compact(pp, np, 1),
+                                w->diff_scratch);
     pp[j] = w->pbuf[j] - h;
     if (st == OT_OK)
-        st = call_out(w, t, w->ym_scratch, ot__view_compact(pp, np, 1), dst);
+        st = ot__lanes_call_out(w, t, w->ym_scratch, ot__view_compact(pp, np, 1), dst);
     for (int64_t r = 0; st == OT_OK && r < nout; r++)
         dst[r] = (w->diff_scratch[r] - dst[r]) / (2 * h);
     return st;
@@ -124,15 +129,15 @@ static int out_sens(ot__lanes_worker *w, double t, const double *y, const double
 
 /* Records output i of lane b at time t from state y (and sensitivities in
  * w->yS, when solving them). */
-static int emit_dense(ot__lanes_worker *w, const ot__sink *sk, int64_t i, int64_t b,
-                      double t, const double *y)
+int ot__lanes_emit(ot__lanes_worker *w, const ot__sink *sk, int64_t i, int64_t b,
+                   double t, const double *y)
 {
     const ot__plan *pl = w->plan;
     const ot_ode *ode = pl->ode;
     ot_solution *sol = sk->sol;
     const double *row = y;
     if (ode->out) {
-        int st = call_out(w, t, y, w->p, w->out_scratch);
+        int st = ot__lanes_call_out(w, t, y, w->p, w->out_scratch);
         if (st != OT_OK)
             return st;
         row = w->out_scratch;
@@ -157,7 +162,7 @@ static int emit_dense(ot__lanes_worker *w, const ot__sink *sk, int64_t i, int64_
 
 /* Where CVODE should write the state for output i: straight into ys when no
  * conversion or out function comes between. */
-static double *state_dst(ot__lanes_worker *w, const ot__sink *sk, int64_t i, int64_t b)
+double *ot__lanes_state_dst(ot__lanes_worker *w, const ot__sink *sk, int64_t i, int64_t b)
 {
     const ot__plan *pl = w->plan;
     if (!pl->ode->out && pl->ode->out_dtype == OT_F64)
@@ -186,7 +191,7 @@ static int restart(ot__lanes_worker *w, const ot__sink *sk, int64_t b, double t,
     ot__cv_stats_add(&w->before, &s);
     N_VSetArrayPointer(y, w->y0);
     if (CVodeReInit(w->cv, t, w->y0) != CV_SUCCESS) {
-        fail_lane(w, sk->sol, b, OT_ERR_SOLVER, w->cb.cv_msg);
+        ot__lanes_fail(w, sk->sol, b, OT_ERR_SOLVER, w->cb.cv_msg);
         return -1;
     }
     w->t_restart = t;
@@ -270,7 +275,7 @@ static int reach(ot__lanes_worker *w, const ot__sink *sk, int64_t b, double targ
             char msg[320];
             snprintf(msg, sizeof msg, "CVODE stopped before t = %g: %s", target,
                      w->cb.cv_msg);
-            fail_lane(w, sk->sol, b, OT_ERR_SOLVER, msg);
+            ot__lanes_fail(w, sk->sol, b, OT_ERR_SOLVER, msg);
             return -1;
         }
         if (flag != CV_ROOT_RETURN)
@@ -346,7 +351,7 @@ static void solve_dense(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
     for (int64_t i = 0; go && i < nt; i++) {
         const double tout = times[i];
         double tret = tout;
-        double *dst = state_dst(w, sk, i, b);
+        double *dst = ot__lanes_state_dst(w, sk, i, b);
         /* Stops up to and at tout: an output at a stop shows the state after. */
         for (; go && k < nstops && stops[k] <= tout; k++) {
             const int r = reach(w, sk, b, stops[k], 1, w->ym_scratch, &tret);
@@ -362,7 +367,7 @@ static void solve_dense(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
         const int r = reach(w, sk, b, tout, 0, dst, &tret);
         if (r < 0 || (r == 0 && tret < tout))
             break;
-        int st = emit_dense(w, sk, i, b, tout, dst);
+        int st = ot__lanes_emit(w, sk, i, b, tout, dst);
         if (st != OT_OK) {
             ot__solution_fail_lane(sol, b, st, w->cb.msg);
             break;
@@ -380,7 +385,7 @@ static void solve_dense(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
 static int emit_step(ot__lanes_worker *w, double t, const double *y)
 {
     if (w->plan->ode->out) {
-        int st = call_out(w, t, y, w->p, w->out_scratch);
+        int st = ot__lanes_call_out(w, t, y, w->p, w->out_scratch);
         if (st != OT_OK)
             return st;
         y = w->out_scratch;
@@ -431,7 +436,7 @@ static void solve_steps(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
             snprintf(w->cb.cv_msg, sizeof w->cb.cv_msg,
                      "more than max_steps = %lld steps before t = %g",
                      (long long)pl->step_limit, pl->t_final);
-            fail_lane(w, sol, b, OT_ERR_SOLVER, w->cb.cv_msg);
+            ot__lanes_fail(w, sol, b, OT_ERR_SOLVER, w->cb.cv_msg);
             break;
         }
         int flag = CVode(w->cv, pl->t_final, w->y, &t, CV_ONE_STEP);
@@ -441,7 +446,7 @@ static void solve_steps(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
         if (flag < 0) {
             char msg[320];
             snprintf(msg, sizeof msg, "CVODE stopped at t = %g: %s", t, w->cb.cv_msg);
-            fail_lane(w, sol, b, OT_ERR_SOLVER, msg);
+            ot__lanes_fail(w, sol, b, OT_ERR_SOLVER, msg);
             break;
         }
         st = emit_step(w, t, w->ys_scratch);
@@ -481,8 +486,9 @@ void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
     memset(&w->before, 0, sizeof w->before);
     ot__cb_reset(&w->cb);
     const double *pcol = pl->np ? ot_view_lane(pl->p, b) : NULL;
-    if (pl->kind == OT__SENS) {
-        /* CVODES perturbs the parameters in place: give it a private copy. */
+    if (pl->kind == OT__SENS || pl->kind == OT__ADJ) {
+        /* CVODES (and the adjoint's difference quotients) perturb the
+         * parameters in place: a private copy. */
         memcpy(w->pbuf, pcol, (size_t)pl->np * sizeof *w->pbuf);
         for (int64_t j = 0; j < pl->np; j++)
             w->pbar[j] = ot__sens_pbar(w->pbuf[j]);
@@ -503,6 +509,8 @@ void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
         w->y_restart = N_VGetArrayPointer(w->y0);
         if (!flag && pl->kind == OT__SENS)
             flag = CVodeSensReInit(w->cv, CV_STAGGERED, w->yS);
+        if (!flag && pl->kind == OT__ADJ)
+            flag = CVodeAdjReInit(w->cv);
         /* CVODES copies pbar when it is set: give it this lane's scales. */
         if (!flag && pl->kind == OT__SENS)
             flag = CVodeSetSensParams(w->cv, w->pbuf, w->pbar, NULL);
@@ -516,16 +524,27 @@ void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
         if (st != OT_OK)
             ot__solution_fail_lane(sol, b, st, w->cb.msg);
         else
-            fail_lane(w, sol, b, OT_ERR_SOLVER, w->cb.cv_msg);
+            ot__lanes_fail(w, sol, b, OT_ERR_SOLVER, w->cb.cv_msg);
         sol->stats[b].final_time = pl->t0;
+        return;
+    }
+    if (pl->kind == OT__ADJ) { /* its statistics are the forward pass's */
+        ot__lanes_solve_adjoint(w, b, sk);
         return;
     }
     if (pl->kind == OT__STEPS)
         solve_steps(w, b, sk);
     else
         solve_dense(w, b, sk);
-    ot__cv_stats(w->cv, w->LS != NULL, &sol->stats[b]);
-    ot__cv_stats_add(&sol->stats[b], &w->before); /* restarts at events */
-    if (w->LS != NULL && pl->ode->jac == NULL)    /* our DQ Jacobian's, not CVODE's */
-        sol->stats[b].jac_rhs_evals = w->dq_evals;
+    ot__lane_stats(w, &sol->stats[b]);
+}
+
+void ot__lane_stats(ot__lanes_worker *w, ot_lane_stats *out)
+{
+    const ot__plan *pl = w->plan;
+    ot_lane_stats *stats = out;
+    ot__cv_stats(w->cv, w->LS != NULL, stats);
+    ot__cv_stats_add(stats, &w->before);       /* restarts at events */
+    if (w->LS != NULL && pl->ode->jac == NULL) /* our DQ Jacobian's, not CVODE's */
+        stats->jac_rhs_evals = w->dq_evals;
 }

@@ -173,6 +173,8 @@ static int configure(ot__lanes_worker *w)
             N_VConst(0.0, w->atolS[j]);
         f = f ? f : ot__cv_sens_setup(cv, ode, np, w->y, w->atolS, w->ctx, &w->NLSsens);
     }
+    if (!f && pl->kind == OT__ADJ)
+        f = ot__lanes_adjoint_setup(w);
     if (f == CV_MEM_FAIL)
         return OT_ERR_NOMEM;
     return f ? OT_ERR_SOLVER : OT_OK;
@@ -191,7 +193,7 @@ int ot__lanes_worker_new(ot__lanes_worker **out, const ot__plan *pl)
      * sensitivities and their initial values (np * n each), and with dfdp
      * the Jacobian and df/dp (n * n, n * np; one double for what is not
      * used, so that every pointer is a live allocation). */
-    const size_t ns = pl->kind == OT__SENS ? np * n : 1;
+    const size_t ns = pl->kind == OT__SENS || pl->kind == OT__ADJ ? np * n + 1 : 1;
     const int derivs = pl->kind == OT__SENS && pl->ode->dfdp != NULL;
     double **const slots[10] = {&w->ys_scratch,   &w->y0_scratch,  &w->yp_scratch,
                                 &w->ym_scratch,   &w->out_scratch, &w->diff_scratch,
@@ -238,6 +240,7 @@ void ot__lanes_worker_free(ot__lanes_worker *w)
     if (w->atolS)
         N_VDestroyVectorArray(w->atolS, (int)w->plan->np);
     CVodeFree(&w->cv);
+    ot__lanes_adjoint_free(w); /* after CVodeFree, which frees CVODES' part */
     SUNLinSolFree(w->LS);
     SUNMatDestroy(w->A);
     SUNNonlinSolFree(w->NLS);

@@ -44,6 +44,8 @@ typedef struct {
     ot_view p;            /* the lane's params as the callbacks see them */
     ot__cb cb;            /* the lane's callback problems and CVODE's messages */
     ot__record steps;     /* ot_solve: this lane's steps, handed to the sink */
+    struct ot__lanes_adj
+        *adj; /* ot_solve_adjoint's backward parts (adjoint.c), or NULL */
 } ot__lanes_worker;
 
 /* One CVODE(S) instance configured for plan, reused for every lane this
@@ -56,5 +58,38 @@ void ot__lanes_worker_free(ot__lanes_worker *w);
  * statistics go into sink->sol. Never fails as a whole: a lane that cannot
  * be solved records why. */
 void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sink);
+
+/* ---- Shared by lane.c and adjoint.c --------------------------------------- */
+
+/* Lane b fails with status and what, or with the callback that made CVODE
+ * give up (ot__cb_cause). */
+void ot__lanes_fail(ot__lanes_worker *w, ot_solution *sol, int64_t b, int status,
+                    const char *what);
+/* The out callback at (t, y) with params p into o (nout), checked. */
+int ot__lanes_call_out(ot__lanes_worker *w, double t, const double *y, ot_view p,
+                       double *o);
+/* Records output i of lane b at time t from state y (out's rows with an out
+ * function; the sensitivities too when solving them). */
+int ot__lanes_emit(ot__lanes_worker *w, const ot__sink *sk, int64_t i, int64_t b,
+                   double t, const double *y);
+/* Where CVODE should write the state for output i: straight into ys when
+ * no conversion or out function comes between. */
+double *ot__lanes_state_dst(ot__lanes_worker *w, const ot__sink *sk, int64_t i,
+                            int64_t b);
+/* The lane's statistics from CVODE's counters, restarts and our DQ
+ * Jacobian's rhs calls included. */
+void ot__lane_stats(ot__lanes_worker *w, ot_lane_stats *out);
+
+/* ---- The adjoint (adjoint.c) ---------------------------------------------- */
+
+/* Sets up the worker's backward problem parts for ot_solve_adjoint (after
+ * CVodeInit): CVodeAdjInit, scratch. The backward problem itself is made
+ * at the first lane's backward pass (CVODES wants a forward pass first).
+ * @return CVODE's flag (CV_MEM_FAIL: no memory). */
+int ot__lanes_adjoint_setup(ot__lanes_worker *w);
+void ot__lanes_adjoint_free(ot__lanes_worker *w);
+/* Lane b by the adjoint method, set up and started by ot__lanes_solve_lane:
+ * ys, loss and gradients, status and statistics into the sink. */
+void ot__lanes_solve_adjoint(ot__lanes_worker *w, int64_t b, const ot__sink *sink);
 
 #endif

@@ -92,5 +92,18 @@ void ot__cb_cvode_error(int code, const char *module, const char *function, char
 {
     ot__cb *c = eh_data;
     (void)code;
+    /* CVodeB reports a backward failure after the backward problem's own
+     * message, which says why: keep that one in front. */
+    if (strcmp(function, "CVodeB") == 0 && c->cv_msg[0]) {
+        char both[2 * sizeof c->cv_msg + 64];
+        const int len = snprintf(both, sizeof both, "%s (%s/%s: %.100s)", c->cv_msg,
+                                 module, function, msg);
+        const size_t keep = len < 0                              ? 0
+                            : (size_t)len < sizeof c->cv_msg - 1 ? (size_t)len
+                                                                 : sizeof c->cv_msg - 1;
+        memcpy(c->cv_msg, both, keep);
+        c->cv_msg[keep] = '\0';
+        return;
+    }
     snprintf(c->cv_msg, sizeof c->cv_msg, "%s/%s: %s", module, function, msg);
 }

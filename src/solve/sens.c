@@ -39,29 +39,44 @@ static void prepare(double *v, int64_t count, int first)
         memset(v, 0, (size_t)count * sizeof *v);
 }
 
-int ot__sens_derivatives(ot__cb *cb, const ot_ode *ode, double t, ot_view y, ot_view p,
-                         double *J, double *D, int64_t lanes, int64_t lane0, int *first)
+int ot__derivs_jac(ot__cb *cb, const ot_ode *ode, double t, ot_view y, ot_view p,
+                   double *J, int64_t lanes, int64_t lane0, int *first)
 {
-    const int64_t n = y.layout.shape[0], np = p.layout.shape[0];
+    const int64_t n = y.layout.shape[0];
     const int check = *first;
     *first = 0;
     prepare(J, n * n * lanes, check);
     int rc = ode->jac(t, y, p, ot__view_mut_blocks(J, n, lanes), ode->user);
     if (rc != 0)
         return ot__cb_returned(cb, "jac", rc, t, OT__CB_RETRY);
-    if ((check && (rc = zero_unwritten(cb, "jac", J, n * n, lanes, lane0)) != 0) ||
-        (rc = ot__cb_finite(cb, "jac", "J", J, n * n, lanes, lane0, t, OT__CB_RETRY)) !=
-            0)
+    if (check && (rc = zero_unwritten(cb, "jac", J, n * n, lanes, lane0)) != 0)
         return rc;
+    return ot__cb_finite(cb, "jac", "J", J, n * n, lanes, lane0, t, OT__CB_RETRY);
+}
+
+int ot__derivs_dfdp(ot__cb *cb, const ot_ode *ode, double t, ot_view y, ot_view p,
+                    double *D, int64_t lanes, int64_t lane0, int *first)
+{
+    const int64_t n = y.layout.shape[0], np = p.layout.shape[0];
+    const int check = *first;
+    *first = 0;
     prepare(D, n * np * lanes, check);
     ot_view_mut dv;
     dv.layout = ot__layout_compact(D, n, np, lanes, y.layout.device);
-    rc = ode->dfdp(t, y, p, dv, ode->user);
+    int rc = ode->dfdp(t, y, p, dv, ode->user);
     if (rc != 0)
         return ot__cb_returned(cb, "dfdp", rc, t, OT__CB_RETRY);
     if (check && (rc = zero_unwritten(cb, "dfdp", D, n * np, lanes, lane0)) != 0)
         return rc;
     return ot__cb_finite(cb, "dfdp", "dfdp", D, n * np, lanes, lane0, t, OT__CB_RETRY);
+}
+
+int ot__sens_derivatives(ot__cb *cb, const ot_ode *ode, double t, ot_view y, ot_view p,
+                         double *J, double *D, int64_t lanes, int64_t lane0, int *first)
+{
+    int again = *first;
+    const int rc = ot__derivs_jac(cb, ode, t, y, p, J, lanes, lane0, first);
+    return rc != 0 ? rc : ot__derivs_dfdp(cb, ode, t, y, p, D, lanes, lane0, &again);
 }
 
 void ot__sens_atol(const ot_ode *ode, const double *p, int64_t np, int64_t j, int64_t n,

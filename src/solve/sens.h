@@ -23,6 +23,12 @@
  * callback.c's rules. @return 0, 1 (retry with a smaller step) or -1. */
 int ot__sens_derivatives(ot__cb *cb, const ot_ode *ode, double t, ot_view y, ot_view p,
                          double *J, double *D, int64_t lanes, int64_t lane0, int *first);
+/* Each half of ot__sens_derivatives, with the same rules (the adjoint's
+ * backward problem wants them apart). */
+int ot__derivs_jac(ot__cb *cb, const ot_ode *ode, double t, ot_view y, ot_view p,
+                   double *J, int64_t lanes, int64_t lane0, int *first);
+int ot__derivs_dfdp(ot__cb *cb, const ot_ode *ode, double t, ot_view y, ot_view p,
+                    double *D, int64_t lanes, int64_t lane0, int *first);
 
 /* A parameter's scale in CVODES' estimated sensitivity tolerances: |p|, or
  * 1 for p = 0 (lanes mode gives CVODES these as pbar). */

@@ -16,6 +16,7 @@
  * difference quotients use is allocated but never touched. The outputs, the
  * part that grows with nt, are exact. */
 #include "solve/size_limits.h"
+#include "solve/adjoint.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -336,6 +337,39 @@ static int outputs(ledger *lg, const ot__plan *pl, int64_t nt, uint64_t sens)
     return st;
 }
 
+/* ot_solve_adjoint: the results (loss, dL/dp, dL/dy0 and a byte count per
+ * lane) and, per worker, CVODES' stored interpolation data (y and y' at
+ * OT__ADJ_STEPS + 1 points), the backward problem and its quadratures,
+ * dg/dy at every output time and the loss scratch. The checkpoints
+ * themselves (one per OT__ADJ_STEPS forward steps) grow with a lane's
+ * steps, so they cannot be counted here: each lane reports its own
+ * (ot_solution_lane_adjoint_bytes). */
+static int adjoint_working(ledger *lg, const ot__plan *pl, int64_t nt)
+{
+    const char *lab[] = {"(1 + np + n + 1)", "nbatch"};
+    const int64_t v[] = {1 + pl->np + pl->n + 1, pl->nbatch};
+    int st = add_term(lg, "adjoint results", 8, NULL, 2, lab, v, 0);
+    uint64_t qmax;
+    const uint64_t vec = cvode_vectors(pl->ode, &qmax) + 4;
+    const uint64_t a[] = {2 * (OT__ADJ_STEPS + 1) + vec + (uint64_t)nt + 6, vec + 2, 3,
+                          (pl->ode->method == OT_BDF ? 2 : 0)};
+    uint64_t nn = (uint64_t)pl->n;
+    const uint64_t x[] = {(uint64_t)pl->n, (uint64_t)pl->np, (uint64_t)pl->rows,
+                          mul_over(&nn, (uint64_t)pl->n) ? (uint64_t)INT64_MAX : nn};
+    uint64_t doubles, bytes = 16384;
+    if (st == OT_OK && (dot_over(&doubles, 4, a, x) || mul_over(&doubles, 8) ||
+                        add_over(&bytes, doubles)))
+        return ot__fail(OT_ERR_OVERFLOW,
+                        "adjoint working memory: a worker for n=%lld, np=%lld, nt=%lld "
+                        "overflows int64",
+                        (long long)pl->n, (long long)pl->np, (long long)nt);
+    const int64_t threads = pl->threads;
+    const char *tl[] = {"threads"};
+    return st == OT_OK
+               ? add_term(lg, "adjoint working memory", bytes, NULL, 1, tl, &threads, 0)
+               : st;
+}
+
 static int by_size(const void *a, const void *b)
 {
     const uint64_t x = ((const term *)a)->bytes, y = ((const term *)b)->bytes;
@@ -355,6 +389,8 @@ int ot__size_check(const ot__plan *pl, ot_view y0, ot_view params, ot_view t_eva
         st = pl->ode->mode == OT_LOCKSTEP || pl->ode->device.type == OT_CUDA
                  ? lockstep_working(&lg, pl, sens)
                  : lanes_working(&lg, pl, sens);
+    if (st == OT_OK && pl->kind == OT__ADJ)
+        st = adjoint_working(&lg, pl, nt);
     if (st != OT_OK)
         return st;
     uint64_t total = 0;

@@ -69,6 +69,9 @@ void ot_solution_free(ot_solution *sol)
     for (int k = 0; k < 4; k++)
         ot_tensor_free(sol->events[k]);
     free(sol->event_count);
+    for (int k = 0; k < 3; k++)
+        ot_tensor_free(sol->grads[k]);
+    free(sol->adj_bytes);
     for (int64_t j = 0; sol->sens && j < sol->nsens; j++)
         ot_tensor_free(sol->sens[j]);
     if (sol->message)
@@ -128,6 +131,21 @@ const ot_tensor *ot_solution_event_tensor(const ot_solution *sol, int which)
 ot_tensor *ot_solution_take_event_tensor(ot_solution *sol, int which)
 {
     return sol && which >= 0 && which < 4 ? take(&sol->events[which]) : NULL;
+}
+
+const ot_tensor *ot_solution_grad_tensor(const ot_solution *sol, int which)
+{
+    return sol && which >= 0 && which < 3 ? sol->grads[which] : NULL;
+}
+
+ot_tensor *ot_solution_take_grad_tensor(ot_solution *sol, int which)
+{
+    return sol && which >= 0 && which < 3 ? take(&sol->grads[which]) : NULL;
+}
+
+int64_t ot_solution_lane_adjoint_bytes(const ot_solution *sol, int64_t b)
+{
+    return sol && sol->adj_bytes && b >= 0 && b < sol->nbatch ? sol->adj_bytes[b] : 0;
 }
 
 int64_t ot_solution_lane_event_count(const ot_solution *sol, int64_t b)

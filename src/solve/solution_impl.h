@@ -25,6 +25,10 @@ struct ot_solution {
      * OT_EVENT_TIMES, _ROOTS [m, nbatch], _BEFORE, _AFTER [n, m, nbatch]. */
     ot_tensor *events[4];
     int64_t *event_count; /* [nbatch] */
+    /* ot_solve_adjoint: OT_GRAD_LOSS [nbatch], _PARAMS [np, nbatch], _Y0
+     * [n, nbatch], and each lane's checkpoint bytes [nbatch]; else NULLs. */
+    ot_tensor *grads[3];
+    int64_t *adj_bytes;
 };
 
 /* These two are exported (OT_API) for libodetensor_mpi.so, which assembles

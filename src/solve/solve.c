@@ -9,6 +9,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "solve/adjoint.h"
 #include "solve/solve.h"
 #include "solve/events.h"
 #include "solve/size_limits.h"
@@ -155,6 +156,8 @@ static int run_plan(const ot__plan *pl, ot_solution **out)
         st = ot__fail(OT_ERR_NOMEM, "solve: cannot allocate event records");
     if (st == OT_OK && pl->kind != OT__STEPS)
         st = alloc_outputs(pl, sol);
+    if (st == OT_OK && pl->kind == OT__ADJ)
+        st = ot__adj_alloc(pl, sol);
     if (st == OT_OK) {
         sink.sol = sol;
         st = pl->solver->run(pl, &sink);
@@ -238,6 +241,21 @@ int ot_solve_fwd_sens(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_e
                       ot_solution **out)
 {
     return solve(ode, y0, params, t_eval, 0, OT__SENS, NULL, out);
+}
+
+int ot_solve_adjoint(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
+                     const ot_loss *loss, ot_solution **out)
+{
+    if (out == NULL)
+        return ot__fail(OT_ERR_ARG, "out: NULL");
+    ot__plan pl;
+    int st = ot__plan_make(&pl, ode, y0, params, t_eval, 0, OT__ADJ);
+    if (st == OT_OK)
+        st = ot__adj_check(&pl, loss);
+    if (st == OT_OK)
+        st = run_plan(&pl, out);
+    ot__plan_free(&pl);
+    return st;
 }
 
 int ot_solve(const ot_ode *ode, ot_view y0, ot_view params, double final_time,

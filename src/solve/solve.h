@@ -12,7 +12,7 @@
 extern "C" {
 #endif
 
-typedef enum { OT__DENSE = 1, OT__STEPS = 2, OT__SENS = 3 } ot__kind;
+typedef enum { OT__DENSE = 1, OT__STEPS = 2, OT__SENS = 3, OT__ADJ = 4 } ot__kind;
 
 typedef struct ot__solver ot__solver;
 
@@ -41,6 +41,7 @@ typedef struct {
     ot_progress_fn progress; /* the problem's, unless the caller replaced it */
     void *progress_user;
     ot_tensor *owned[3]; /* f32 conversions of y0, params, t_eval */
+    ot_loss loss;        /* OT__ADJ: the checked loss (solve/adjoint.h) */
 } ot__plan;
 
 /* Where a solver puts results. Dense and sens: sol's tensors, allocated

@@ -240,7 +240,7 @@ END_TEST
 
 /* ---- Solves --------------------------------------------------------------- */
 
-typedef enum { K_DENSE, K_STEPS, K_SENS } solve_kind;
+typedef enum { K_DENSE, K_STEPS, K_SENS, K_ADJ } solve_kind;
 
 typedef struct {
     const char *name;
@@ -270,6 +270,10 @@ static const solve_case SOLVE_CASES[] = {
      0, 1, 0, 0, 0, 0, 2},
     {"lockstep Adams steps with roots in blocks of 3", OT_LOCKSTEP, OT_ADAMS, K_STEPS, 2,
      1, 0, 0, 0, 0, 0, 3},
+    {"lanes BDF adjoint, init, atol vector", OT_LANES, OT_BDF, K_ADJ, 1, 0, 0, 1, 0, 1, 0,
+     0},
+    {"lanes Adams adjoint, out, 2 threads", OT_LANES, OT_ADAMS, K_ADJ, 2, 0, 1, 0, 0, 0,
+     0, 0},
 };
 #define N_SOLVE_CASES (sizeof SOLVE_CASES / sizeof SOLVE_CASES[0])
 
@@ -325,7 +329,12 @@ static int run_solve(const solve_case *c, const ot_ode *ode, const solve_inputs 
                        : c->f32 ? st_view_t(in->y0f, OT_F32, 2, NB)
                                 : st_mat(in->y0, 2, NB);
     const ot_view p = st_mat(in->p, 2, NB), t = st_vec(in->t, NT);
+    static const double data[2 * NT]; /* zeros: L is the sum of squared rows */
+    const ot_loss loss =
+        ot_loss_squares(st_mat(data, c->out ? 1 : 2, NT), ot_view_absent());
     switch (c->kind) {
+    case K_ADJ:
+        return ot_solve_adjoint(ode, y0, p, t, &loss, out);
     case K_DENSE:
         return ot_solve_dense(ode, y0, p, t, out);
     case K_STEPS:
@@ -368,6 +377,16 @@ static void assert_lane_as_ref(const ot_solution *got, const ot_solution *ref, i
     for (int64_t j = 0; j < ot_solution_nsens(ref); j++)
         ck_assert(
             lane_same(ot_solution_sens(got, j), ot_solution_sens(ref, j), b, count));
+    for (int g = 0; g < 3 && ot_solution_grad_tensor(ref, g); g++) {
+        const ot_layout *lg = ot_tensor_layout(ot_solution_grad_tensor(got, g)),
+                        *lr = ot_tensor_layout(ot_solution_grad_tensor(ref, g));
+        const int64_t rows = lr->ndim == 1 ? 1 : lr->shape[0];
+        ck_assert_msg(memcmp((const double *)lg->data + b * rows,
+                             (const double *)lr->data + b * rows,
+                             (size_t)rows * sizeof(double)) == 0,
+                      "%s: gradient %d of lane %lld differs after failing point %ld",
+                      what, g, (long long)b, k);
+    }
     int ig, ir;
     double tg, tr;
     ck_assert_status(ot_solution_lane_root(got, b, &ig, &tg), OT_OK, NULL);

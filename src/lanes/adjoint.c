@@ -1,0 +1,392 @@
+/* Lanes mode: gradients by CVODES' adjoint method, one lane at a time on a
+ * worker's CVODES instance. Forward: CVodeF to each output time (CVODES
+ * keeps checkpoints), the outputs stored and the loss with its derivatives
+ * taken there (solve/adjoint.c). Backward: from the last output time,
+ * lambda' = -J^T lambda with the quadratures q' = -lambda^T df/dp; at each
+ * earlier output time the integration stops, lambda jumps by dg_i/dy and
+ * the backward problem restarts (CVodeReInitB). */
+#include <cvodes/cvodes.h>
+#include <float.h>
+#include <math.h>
+#include <nvector/nvector_serial.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sunlinsol/sunlinsol_dense.h>
+#include <sunmatrix/sunmatrix_dense.h>
+#include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
+
+#include "core/alloc.h"
+#include "lanes/worker.h"
+#include "solve/adjoint.h"
+#include "solve/cv_advance.h"
+#include "solve/cv_setup.h"
+#include "solve/dq.h"
+#include "solve/sens.h"
+#include "solve/sun_compat.h"
+#include "tensor/tensor_impl.h"
+
+/* The worker's adjoint parts. Each scratch array is its own allocation
+ * (callbacks write into some of them). */
+struct ot__lanes_adj {
+    int which;       /* CVODES' index of the backward problem; -1 before */
+    N_Vector yB, qB; /* lambda [n] and the quadratures [np] (own data) */
+    SUNMatrix AB;    /* BDF: the backward Jacobian -J^T */
+    SUNLinearSolver LSB;
+    SUNNonlinearSolver NLSB;             /* Adams: fixed point */
+    double *J, *D;                       /* [n, n] and [n, np]: J and df/dp at (t, y) */
+    double *f0, *f1, *yw;                /* [n] each: difference-quotient scratch */
+    double *dgdy;                        /* [n, nt]: dg_i/dy at every output time */
+    double *gp;                          /* [np]: sum of dg_i/dp */
+    double *point;                       /* ot__adj_point's scratch */
+    int jac_first, dfdp_first;           /* the lane's first jac, dfdp call is to come */
+    int inited, quad_inited, configured; /* backward_start's steps taken */
+};
+
+/* ---- Derivatives at (t, y) ------------------------------------------------ */
+
+/* rhs at (t, y, p) into f, checked as rhs_wrap checks it. */
+static int call_rhs(ot__lanes_worker *w, double t, const double *y, const double *p,
+                    double *f)
+{
+    const ot_ode *ode = w->plan->ode;
+    if (ot__cb_stopped(&w->cb))
+        return -1;
+    int rc =
+        ode->rhs(t, ot__view_compact(y, w->n, 1), ot__view_compact(p, w->plan->np, 1),
+                 ot__view_mut_compact(f, w->n, 1), ode->user);
+    if (rc != 0)
+        return ot__cb_returned(&w->cb, "rhs", rc, t, OT__CB_RETRY);
+    return ot__cb_finite(&w->cb, "rhs", "dydt", f, w->n, 1, w->lane, t, OT__CB_RETRY);
+}
+
+/* J at (t, y) into adj->J: the user's, or central differences of rhs.
+ * Here J enters the backward rhs itself, not only Newton's matrix:
+ * CVODE's forward differences (error about 1e-8 of J) made the backward
+ * problem of Robertson at rtol 1e-10 take 100,000 steps between two
+ * outputs; central ones (about 1e-11) do not. Step for state j: cbrt(eps)
+ * max(|y_j|, rtol |y_j| + atol_j). */
+static int jacobian(ot__lanes_worker *w, double t, const double *y)
+{
+    struct ot__lanes_adj *a = w->adj;
+    const ot__plan *pl = w->plan;
+    const ot_ode *ode = pl->ode;
+    const int64_t n = w->n;
+    if (ode->jac)
+        return ot__derivs_jac(&w->cb, ode, t, ot__view_compact(y, n, 1), w->p, a->J, 1,
+                              w->lane, &a->jac_first);
+    memcpy(a->yw, y, (size_t)n * sizeof *y);
+    int rc = 0;
+    for (int64_t j = 0; rc == 0 && j < n; j++) {
+        const double atol = ode->atol_vec ? ode->atol_vec[j] : ode->atol;
+        const double ay = fabs(y[j]),
+                     inc = cbrt(DBL_EPSILON) * fmax(ay, ode->rtol * ay + atol);
+        a->yw[j] = y[j] + inc;
+        rc = call_rhs(w, t, a->yw, w->pbuf, a->f0);
+        a->yw[j] = y[j] - inc;
+        if (rc == 0)
+            rc = call_rhs(w, t, a->yw, w->pbuf, a->f1);
+        w->dq_evals += 2;
+        a->yw[j] = y[j];
+        for (int64_t i = 0; rc == 0 && i < n; i++)
+            a->J[j * n + i] = (a->f0[i] - a->f1[i]) / (2 * inc);
+    }
+    return rc;
+}
+
+static int rhs_b(sunrealtype t, N_Vector y, N_Vector yB, N_Vector yBdot, void *ud)
+{
+    ot__lanes_worker *w = ud;
+    const int rc = jacobian(w, t, N_VGetArrayPointer(y));
+    if (rc == 0)
+        ot__adj_rhs(w->adj->J, N_VGetArrayPointer(yB), N_VGetArrayPointer(yBdot), w->n);
+    return rc;
+}
+
+static int jac_b(sunrealtype t, N_Vector y, N_Vector yB, N_Vector fyB, SUNMatrix JB,
+                 void *ud, N_Vector t1, N_Vector t2, N_Vector t3)
+{
+    (void)yB, (void)fyB, (void)t1, (void)t2, (void)t3;
+    ot__lanes_worker *w = ud;
+    const int rc = jacobian(w, t, N_VGetArrayPointer(y));
+    if (rc == 0)
+        ot__adj_jac(w->adj->J, SUNDenseMatrix_Data(JB), w->n);
+    return rc;
+}
+
+/* q' = -lambda^T df/dp: the user's df/dp, or central differences of rhs
+ * in each parameter (steps as for sensitivities). */
+static int quad_b(sunrealtype t, N_Vector y, N_Vector yB, N_Vector qBdot, void *ud)
+{
+    ot__lanes_worker *w = ud;
+    struct ot__lanes_adj *a = w->adj;
+    const ot__plan *pl = w->plan;
+    const int64_t n = w->n, np = pl->np;
+    const double *yd = N_VGetArrayPointer(y), *lam = N_VGetArrayPointer(yB);
+    double *q = N_VGetArrayPointer(qBdot);
+    if (pl->ode->dfdp) {
+        const int rc = ot__derivs_dfdp(&w->cb, pl->ode, t, ot__view_compact(yd, n, 1),
+                                       w->p, a->D, 1, w->lane, &a->dfdp_first);
+        if (rc == 0)
+            ot__adj_quad(a->D, lam, q, n, np);
+        return rc;
+    }
+    double *pp = w->pbuf + np;
+    memcpy(pp, w->pbuf, (size_t)np * sizeof *pp);
+    for (int64_t j = 0; j < np; j++) {
+        const double h = ot__fd_step(w->pbuf[j]);
+        pp[j] = w->pbuf[j] + h;
+        int rc = call_rhs(w, t, yd, pp, a->f0);
+        pp[j] = w->pbuf[j] - h;
+        if (rc == 0)
+            rc = call_rhs(w, t, yd, pp, a->f1);
+        pp[j] = w->pbuf[j];
+        if (rc != 0)
+            return rc;
+        double s = 0;
+        for (int64_t i = 0; i < n; i++)
+            s += lam[i] * (a->f0[i] - a->f1[i]);
+        q[j] = -s / (2 * h);
+    }
+    return 0;
+}
+
+/* ---- Setup ---------------------------------------------------------------- */
+
+int ot__lanes_adjoint_setup(ot__lanes_worker *w)
+{
+    const ot__plan *pl = w->plan;
+    const size_t n = (size_t)w->n, np = (size_t)pl->np;
+    struct ot__lanes_adj *a = OT__CALLOC(1, sizeof *a);
+    if ((w->adj = a) == NULL)
+        return CV_MEM_FAIL;
+    a->which = -1;
+    double **const slots[8] = {&a->J,  &a->D,    &a->f0, &a->f1,
+                               &a->yw, &a->dgdy, &a->gp, &a->point};
+    const size_t sizes[8] = {
+        n * n, n * np + 1,         n,      n,
+        n,     n * (size_t)pl->nt, np + 1, (size_t)ot__adj_point_scratch(pl)};
+    for (int i = 0; i < 8; i++)
+        if ((*slots[i] = OT__MALLOC(sizes[i] * sizeof(double))) == NULL)
+            return CV_MEM_FAIL;
+    a->yB = OT__SUN_NEW(N_VNew_Serial(w->n, w->ctx));
+    a->qB = np ? OT__SUN_NEW(N_VNew_Serial((sunindextype)np, w->ctx)) : NULL;
+    if (a->yB == NULL || (np && a->qB == NULL))
+        return CV_MEM_FAIL;
+    return OT__SUN_CALL(CVodeAdjInit(w->cv, OT__ADJ_STEPS, CV_HERMITE), CV_MEM_FAIL);
+}
+
+void ot__lanes_adjoint_free(ot__lanes_worker *w)
+{
+    struct ot__lanes_adj *a = w->adj;
+    if (a == NULL)
+        return;
+    SUNLinSolFree(a->LSB);
+    SUNMatDestroy(a->AB);
+    SUNNonlinSolFree(a->NLSB);
+    N_VDestroy(a->yB);
+    N_VDestroy(a->qB);
+    free(a->J);
+    free(a->D);
+    free(a->f0);
+    free(a->f1);
+    free(a->yw);
+    free(a->dgdy);
+    free(a->gp);
+    free(a->point);
+    free(a);
+    w->adj = NULL;
+}
+
+/* The backward problem at tB0 from lambda = yB and q = 0. CVODES wants a
+ * forward pass before CVodeInitB, so the backward problem is made at the
+ * worker's first backward pass and re-initialised after; a step that failed
+ * (out of memory) is taken again at the next lane's, never twice (a second
+ * CVodeCreateB would add a second backward problem). @return CVODE's flag. */
+static int backward_start(ot__lanes_worker *w, double tB0)
+{
+    struct ot__lanes_adj *a = w->adj;
+    const ot_ode *ode = w->plan->ode;
+    const int bdf = ode->method == OT_BDF, np = (int)w->plan->np;
+    /* lambda and q take the forward problem's rtol, and its scalar atol
+     * (the smallest entry of an atol vector). */
+    double atol = ode->atol;
+    for (int64_t i = 0; ode->atol_vec && i < w->n; i++)
+        atol = i == 0 || ode->atol_vec[i] < atol ? ode->atol_vec[i] : atol;
+    if (np)
+        N_VConst(0.0, a->qB);
+    int f = a->which >= 0
+                ? 0
+                : OT__SUN_CALL(CVodeCreateB(w->cv, bdf ? CV_BDF : CV_ADAMS, &a->which),
+                               CV_MEM_FAIL);
+    if (!f)
+        f = a->inited ? CVodeReInitB(w->cv, a->which, tB0, a->yB)
+                      : OT__SUN_CALL(CVodeInitB(w->cv, a->which, rhs_b, tB0, a->yB),
+                                     CV_MEM_FAIL);
+    a->inited |= !f;
+    if (!f && np && a->quad_inited)
+        f = CVodeQuadReInitB(w->cv, a->which, a->qB);
+    if (f || a->configured)
+        return f;
+    f = CVodeSetUserDataB(w->cv, a->which, w);
+    f = f ? f : CVodeSStolerancesB(w->cv, a->which, ode->rtol, atol);
+    f = f ? f : CVodeSetMaxNumStepsB(w->cv, a->which, ode->max_steps);
+    if (!f && bdf) {
+        if (a->AB == NULL)
+            a->AB = OT__SUN_NEW(SUNDenseMatrix(w->n, w->n, w->ctx));
+        if (a->AB && a->LSB == NULL)
+            a->LSB = OT__SUN_NEW(SUNLinSol_Dense(a->yB, a->AB, w->ctx));
+        f = a->LSB ? CVodeSetLinearSolverB(w->cv, a->which, a->LSB, a->AB) : CV_MEM_FAIL;
+        f = f ? f : CVodeSetJacFnB(w->cv, a->which, jac_b);
+    } else if (!f) {
+        if (a->NLSB == NULL)
+            a->NLSB = OT__SUN_NEW(SUNNonlinSol_FixedPoint(a->yB, 0, w->ctx));
+        f = a->NLSB ? CVodeSetNonlinearSolverB(w->cv, a->which, a->NLSB) : CV_MEM_FAIL;
+    }
+    if (!f && np && !a->quad_inited) {
+        f = OT__SUN_CALL(CVodeQuadInitB(w->cv, a->which, quad_b, a->qB), CV_MEM_FAIL);
+        a->quad_inited = !f;
+    }
+    f = f || !np ? f : CVodeQuadSStolerancesB(w->cv, a->which, ode->rtol, atol);
+    f = f || !np ? f : CVodeSetQuadErrConB(w->cv, a->which, SUNTRUE);
+    a->configured = !f;
+    return f;
+}
+
+/* ---- One lane ------------------------------------------------------------- */
+
+static int out_for_loss(void *ctx, double t, const double *y, const double *p, double *o)
+{
+    ot__lanes_worker *w = ctx;
+    return ot__lanes_call_out(w, t, y, ot__view_compact(p, w->plan->np, 1), o);
+}
+
+/* The forward pass: outputs, the loss and its derivatives at each output
+ * time into *loss and adj->dgdy, adj->gp. @return the outputs reached (nt
+ * when the lane succeeded). */
+static int64_t forward(ot__lanes_worker *w, int64_t b, const ot__sink *sk, double *loss)
+{
+    const ot__plan *pl = w->plan;
+    struct ot__lanes_adj *a = w->adj;
+    ot_solution *sol = sk->sol;
+    const double *times = ot__plan_times(pl, b), t0 = ot__plan_t0(pl, b);
+    const int64_t nt = ot__plan_nt(pl, b);
+    *loss = 0;
+    memset(a->gp, 0, (size_t)(pl->np + 1) * sizeof *a->gp);
+    for (int64_t i = 0; i < nt; i++) {
+        const double tout = times[i];
+        double *dst = ot__lanes_state_dst(w, sk, i, b), tret = tout;
+        if (tout == t0) {
+            memcpy(dst, w->y_restart, (size_t)w->n * sizeof *dst);
+        } else {
+            int ncheck = 0;
+            N_VSetArrayPointer(dst, w->y);
+            int flag = CVodeF(w->cv, tout, w->y, &tret, CV_NORMAL, &ncheck);
+            if (flag >= 0 && ot__cv_time_check(w->cv, pl->ode->rtol, t0, w->cb.cv_msg,
+                                               sizeof w->cb.cv_msg) < 0)
+                flag = OT__CV_TIME_RESOLUTION;
+            if (flag < 0) {
+                const int nomem = flag == CV_MEM_FAIL; /* a checkpoint */
+                char msg[320];
+                snprintf(msg, sizeof msg, "CVODE stopped before t = %g: %s", tout,
+                         nomem ? "out of memory for the adjoint's checkpoints"
+                               : w->cb.cv_msg);
+                ot__lanes_fail(w, sol, b, nomem ? OT_ERR_NOMEM : OT_ERR_SOLVER, msg);
+                return i;
+            }
+        }
+        int st = ot__lanes_emit(w, sk, i, b, tout, dst);
+        if (st == OT_OK)
+            st = ot__adj_point(pl, &w->cb, out_for_loss, w, i, b, tout, dst, w->pbuf,
+                               a->point, loss, a->dgdy + i * w->n, a->gp);
+        if (st != OT_OK) {
+            ot__solution_fail_lane(sol, b, st, w->cb.msg);
+            return i;
+        }
+        sol->count[b] = i + 1;
+        sol->stats[b].final_time = tout;
+    }
+    return nt;
+}
+
+/* The backward pass from the last output time to t0: lambda(t0) in adj->yB,
+ * the integral of lambda^T df/dp in adj->qB. @return OT_OK, or the lane
+ * failed (recorded). */
+static int backward(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
+{
+    const ot__plan *pl = w->plan;
+    struct ot__lanes_adj *a = w->adj;
+    const double *times = ot__plan_times(pl, b), t0 = ot__plan_t0(pl, b);
+    const int64_t nt = ot__plan_nt(pl, b), n = w->n;
+    double *lam = N_VGetArrayPointer(a->yB), tcur = times[nt - 1];
+    memset(lam, 0, (size_t)n * sizeof *lam);
+    int started = 0;
+    for (int64_t i = nt - 1; i >= -1; i--) {
+        const double target = i >= 0 ? times[i] : t0;
+        if (target < tcur) {
+            int f = started ? 0 : backward_start(w, tcur);
+            if (started && !f) {
+                /* CVODES keeps q: restart lambda, and q from where it is. */
+                f = CVodeReInitB(w->cv, a->which, tcur, a->yB);
+                if (!f && pl->np)
+                    f = CVodeQuadReInitB(w->cv, a->which, a->qB);
+            }
+            started = 1;
+            double tret = target;
+            f = f ? f : CVodeB(w->cv, target, CV_NORMAL);
+            f = f < 0 ? f : CVodeGetB(w->cv, a->which, &tret, a->yB);
+            f = f < 0 || !pl->np ? f : CVodeGetQuadB(w->cv, a->which, &tret, a->qB);
+            if (f < 0) {
+                const int nomem = f == CV_MEM_FAIL;
+                char msg[400];
+                snprintf(msg, sizeof msg,
+                         "adjoint: the backward integration stopped between t = %g and "
+                         "%g: %s",
+                         target, tcur, nomem ? "out of memory" : w->cb.cv_msg);
+                ot__lanes_fail(w, sk->sol, b, nomem ? OT_ERR_NOMEM : OT_ERR_SOLVER, msg);
+                return OT_ERR_SOLVER;
+            }
+            tcur = target;
+        }
+        for (int64_t k = 0; i >= 0 && k < n; k++) /* the jump at output i */
+            lam[k] += a->dgdy[i * n + k];
+    }
+    if (!started && pl->np) /* every output at t0: no integral */
+        N_VConst(0.0, a->qB);
+    return OT_OK;
+}
+
+void ot__lanes_solve_adjoint(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
+{
+    const ot__plan *pl = w->plan;
+    struct ot__lanes_adj *a = w->adj;
+    ot_solution *sol = sk->sol;
+    const int64_t n = w->n, np = pl->np;
+    a->jac_first = a->dfdp_first = 1;
+    /* CVODES' backward pass re-runs the forward problem from its first
+     * checkpoint with CVodeSetInitStep(h0 of that run), which CVodeReInit
+     * keeps: without this the next lane would start from this lane's first
+     * step (results then depended on the lane order and thread count). */
+    CVodeSetInitStep(w->cv, pl->ode->h0);
+    double loss = 0;
+    const int64_t reached = forward(w, b, sk, &loss);
+    ot__lane_stats(w, &sol->stats[b]);
+    long nst = 0;
+    CVodeGetNumSteps(w->cv, &nst);
+    /* Checkpoints of (q_max + 2) n doubles each, one per OT__ADJ_STEPS
+     * steps, and the Hermite data (y, y') at as many points. */
+    const int64_t qmax = pl->ode->method == OT_BDF ? 5 : 12;
+    sol->adj_bytes[b] =
+        8 * ((nst / OT__ADJ_STEPS + 1) * (qmax + 2) * n + (OT__ADJ_STEPS + 1) * 2 * n);
+    if (reached < ot__plan_nt(pl, b) || backward(w, b, sk) != OT_OK)
+        return;
+    const double *lam = N_VGetArrayPointer(a->yB),
+                 *q = np ? N_VGetArrayPointer(a->qB) : NULL;
+    for (int64_t j = 0; j < np; j++) {
+        a->gp[j] += q[j];
+        if (!pl->has_y0) /* through init: (dy0/dp_j)^T lambda(t0) */
+            for (int64_t k = 0; k < n; k++)
+                a->gp[j] += w->yS0[j * n + k] * lam[k];
+    }
+    ot__adj_store(pl, sol, b, loss, a->gp, lam);
+}

@@ -1,0 +1,204 @@
+/* ot_solve_adjoint's shared parts (see adjoint.h): the loss and the
+ * gradient tensors. */
+#include "solve/adjoint.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "solve/dq.h"
+#include "tensor/tensor_impl.h"
+
+ot_loss ot_loss_squares(ot_view data, ot_view weights)
+{
+    ot_loss l;
+    l.data = data;
+    l.weights = weights;
+    l.fn = NULL;
+    l.user = NULL;
+    return l;
+}
+
+ot_loss ot_loss_custom(ot_loss_fn fn, void *user)
+{
+    ot_loss l;
+    l.data = ot_view_absent();
+    l.weights = ot_view_absent();
+    l.fn = fn;
+    l.user = user;
+    return l;
+}
+
+/* data or weights: f64 on the CPU, [rows, nt] or [rows, nt, 1|nbatch]. */
+static int check_table(const ot__plan *pl, ot_view v, const char *name)
+{
+    const ot_layout *l = &v.layout;
+    if (l->dtype != OT_F64 || l->device.type != OT_CPU)
+        return ot__fail(OT_ERR_ARG, "loss.%s: must be f64 in host memory", name);
+    const int64_t lanes = l->ndim == 3 ? l->shape[2] : 1;
+    if ((l->ndim != 2 && l->ndim != 3) || l->shape[0] != pl->rows ||
+        l->shape[1] != pl->nt || (lanes != 1 && lanes != pl->nbatch))
+        return ot__fail(
+            OT_ERR_SHAPE,
+            "loss.%s: shape [%lld, %lld%s%lld] (%d axes); expected [%s = %lld, "
+            "nt = %lld] or [%lld, %lld, nbatch = %lld]",
+            name, (long long)l->shape[0], (long long)(l->ndim > 1 ? l->shape[1] : 0),
+            l->ndim == 3 ? ", " : "] ... [", (long long)(l->ndim == 3 ? l->shape[2] : 0),
+            l->ndim, pl->ode->out ? "nout" : "n", (long long)pl->rows, (long long)pl->nt,
+            (long long)pl->rows, (long long)pl->nt, (long long)pl->nbatch);
+    return OT_OK;
+}
+
+int ot__adj_check(ot__plan *pl, const ot_loss *loss)
+{
+    if (loss == NULL)
+        return ot__fail(OT_ERR_ARG, "loss: NULL (ot_loss_squares or ot_loss_custom)");
+    const int squares = !ot_view_is_absent(loss->data);
+    if (squares == (loss->fn != NULL))
+        return ot__fail(OT_ERR_ARG, "loss: give data (ot_loss_squares) or a loss "
+                                    "function (ot_loss_custom), one of the two");
+    if (!squares && !ot_view_is_absent(loss->weights))
+        return ot__fail(OT_ERR_ARG, "loss.weights: only with data (ot_loss_squares)");
+    int st = squares ? check_table(pl, loss->data, "data") : OT_OK;
+    if (st == OT_OK && squares && !ot_view_is_absent(loss->weights))
+        st = check_table(pl, loss->weights, "weights");
+    if (st == OT_OK)
+        pl->loss = *loss;
+    return st;
+}
+
+/* Entry (r, i) of lane b of a [rows, nt(, lanes)] table (absent: 1). */
+static double entry(ot_view v, int64_t r, int64_t i, int64_t b)
+{
+    const ot_layout *l = &v.layout;
+    if (ot_view_is_absent(v))
+        return 1.0;
+    const int64_t lane = l->ndim == 3 && l->shape[2] > 1 ? b : 0;
+    const char *at = (const char *)l->data + r * l->strides[0] + i * l->strides[1] +
+                     (l->ndim == 3 ? lane * l->strides[2] : 0);
+    double x;
+    memcpy(&x, at, sizeof x);
+    return x;
+}
+
+/* The user's g_i: zeroed outputs, then the call and its checks. */
+static int custom_point(const ot__plan *pl, ot__cb *cb, int64_t i, int64_t b, double t,
+                        const double *y, const double *p, double *g, double *dgdy,
+                        double *dgdp, double *gp)
+{
+    const int64_t n = pl->n, np = pl->np;
+    double gi = 0;
+    memset(dgdy, 0, (size_t)n * sizeof *dgdy);
+    memset(gp, 0, (size_t)np * sizeof *gp);
+    const int rc =
+        pl->loss.fn(t, i, ot__view_compact(y, n, 1), ot__view_compact(p, np, 1),
+                    ot__view_mut_compact(&gi, 1, 1), ot__view_mut_compact(dgdy, n, 1),
+                    ot__view_mut_compact(gp, np, 1), pl->loss.user);
+    if (rc != 0) {
+        ot__cb_returned(cb, "loss", rc, t, OT__CB_FINAL);
+        return OT_ERR_CALLBACK;
+    }
+    if (ot__cb_finite(cb, "loss", "g", &gi, 1, 1, b, t, OT__CB_FINAL) ||
+        ot__cb_finite(cb, "loss", "dgdy", dgdy, n, 1, b, t, OT__CB_FINAL) ||
+        (np > 0 && ot__cb_finite(cb, "loss", "dgdp", gp, np, 1, b, t, OT__CB_FINAL)))
+        return OT_ERR_CALLBACK;
+    *g += gi;
+    for (int64_t j = 0; j < np; j++)
+        dgdp[j] += gp[j];
+    return OT_OK;
+}
+
+int ot__adj_point(const ot__plan *pl, ot__cb *cb, ot__adj_out_fn out, void *ctx,
+                  int64_t i, int64_t b, double t, const double *y, const double *p,
+                  double *scratch, double *g, double *dgdy, double *dgdp)
+{
+    const int64_t n = pl->n, np = pl->np, rows = pl->rows;
+    if (pl->loss.fn)
+        return custom_point(pl, cb, i, b, t, y, p, g, dgdy, dgdp, scratch);
+    /* Sum of squares on o = y or out(y): dg/do_r = 2 w_r (o_r - d_r). */
+    double *o = scratch, *c = scratch + rows, *op = scratch + 2 * rows;
+    double *ys = scratch + 3 * rows, *ps = ys + n;
+    const ot_view data = pl->loss.data, w = pl->loss.weights;
+    if (pl->ode->out) {
+        int st = out(ctx, t, y, p, o);
+        if (st != OT_OK)
+            return st;
+    } else {
+        memcpy(o, y, (size_t)n * sizeof *o);
+    }
+    int any = 0;
+    for (int64_t r = 0; r < rows; r++) {
+        const double d = entry(data, r, i, b), wr = entry(w, r, i, b);
+        c[r] = 0;
+        if (d != d)
+            continue; /* missing datum */
+        const double res = o[r] - d;
+        *g += wr * res * res;
+        c[r] = 2 * wr * res;
+        any = 1;
+    }
+    if (!pl->ode->out) {
+        memcpy(dgdy, c, (size_t)n * sizeof *dgdy);
+        return OT_OK;
+    }
+    /* Through out: dg/dy_k = c . d o / d y_k and dg/dp_j = c . d o / d p_j,
+     * central differences of out (steps as for sensitivities). */
+    memset(dgdy, 0, (size_t)n * sizeof *dgdy);
+    if (!any)
+        return OT_OK;
+    memcpy(ys, y, (size_t)n * sizeof *ys);
+    memcpy(ps, p, (size_t)np * sizeof *ps);
+    for (int64_t k = 0; k < n + np; k++) {
+        double *x = k < n ? ys + k : ps + (k - n), saved = *x, h = ot__fd_step(saved);
+        double dot = 0;
+        *x = saved + h;
+        int st = out(ctx, t, ys, ps, op);
+        for (int64_t r = 0; st == OT_OK && r < rows; r++)
+            dot += c[r] * op[r];
+        *x = saved - h;
+        if (st == OT_OK)
+            st = out(ctx, t, ys, ps, op);
+        for (int64_t r = 0; st == OT_OK && r < rows; r++)
+            dot -= c[r] * op[r];
+        *x = saved;
+        if (st != OT_OK)
+            return st;
+        if (k < n)
+            dgdy[k] = dot / (2 * h);
+        else
+            dgdp[k - n] += dot / (2 * h);
+    }
+    return OT_OK;
+}
+
+int ot__adj_alloc(const ot__plan *pl, ot_solution *sol)
+{
+    const int64_t s0[1] = {pl->nbatch}, s1[2] = {pl->np, pl->nbatch},
+                  s2[2] = {pl->n, pl->nbatch};
+    int st = ot__tensor_alloc(&sol->grads[OT_GRAD_LOSS], OT_F64, 1, s0, "loss");
+    if (st == OT_OK)
+        st = ot__tensor_alloc(&sol->grads[OT_GRAD_PARAMS], OT_F64, 2, s1, "grad_params");
+    if (st == OT_OK)
+        st = ot__tensor_alloc(&sol->grads[OT_GRAD_Y0], OT_F64, 2, s2, "grad_y0");
+    if (st == OT_OK &&
+        (sol->adj_bytes = OT__CALLOC((size_t)pl->nbatch, sizeof *sol->adj_bytes)) == NULL)
+        st = ot__fail(OT_ERR_NOMEM, "solve: cannot allocate the adjoint's byte counts");
+    const int64_t counts[3] = {pl->nbatch, pl->np * pl->nbatch, pl->n * pl->nbatch};
+    for (int k = 0; st == OT_OK && k < 3; k++) {
+        double *d = ot_tensor_layout(sol->grads[k])->data;
+        for (int64_t e = 0; e < counts[k]; e++)
+            d[e] = NAN;
+    }
+    return st;
+}
+
+void ot__adj_store(const ot__plan *pl, ot_solution *sol, int64_t b, double loss,
+                   const double *gp, const double *gy0)
+{
+    ((double *)ot_tensor_layout(sol->grads[OT_GRAD_LOSS])->data)[b] = loss;
+    memcpy((double *)ot_tensor_layout(sol->grads[OT_GRAD_PARAMS])->data + b * pl->np, gp,
+           (size_t)pl->np * sizeof *gp);
+    memcpy((double *)ot_tensor_layout(sol->grads[OT_GRAD_Y0])->data + b * pl->n, gy0,
+           (size_t)pl->n * sizeof *gy0);
+}

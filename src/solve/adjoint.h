@@ -1,0 +1,81 @@
+/* Private: the parts of ot_solve_adjoint every solver shares: checking the
+ * loss, its value and derivatives at an output time, the backward rhs and
+ * quadrature arithmetic, and the gradient tensors. A solver runs the forward
+ * and backward passes with CVODES (lanes/adjoint.c). */
+#ifndef OT_SRC_SOLVE_ADJOINT_H
+#define OT_SRC_SOLVE_ADJOINT_H
+
+#include "solve/callback.h"
+#include "solve/solve.h"
+
+/* Forward steps between CVODES checkpoints (CVodeAdjInit). */
+#define OT__ADJ_STEPS 100
+
+/* Checks loss against the plan: made by ot_loss_squares or ot_loss_custom,
+ * data and weights f64 [rows, nt] or [rows, nt, nbatch]. Stores it in the
+ * plan. @return OT_OK or the error, message naming the argument. */
+int ot__adj_check(ot__plan *plan, const ot_loss *loss);
+
+/* Lane b's state at output i evaluates out (when the problem has one): a
+ * solver's way of calling it for one lane, y [n] and p [np] into o [nout].
+ * @return OT_OK or OT_ERR_CALLBACK (message in the solver's ot__cb). */
+typedef int (*ot__adj_out_fn)(void *ctx, double t, const double *y, const double *p,
+                              double *o);
+
+/* Scratch of ot__adj_point: rows * 3 + n + np doubles. */
+static inline int64_t ot__adj_point_scratch(const ot__plan *pl)
+{
+    return 3 * pl->rows + pl->n + pl->np;
+}
+
+/* g_i of lane b at output i (time t, state y [n], params p [np]) added to
+ * *g, d g_i / d y into dgdy [n] (overwritten) and d g_i / d p added to dgdp
+ * [np]. out: the solver's out call (used with an out function).
+ * @return OT_OK or OT_ERR_CALLBACK (message in cb). */
+int ot__adj_point(const ot__plan *pl, ot__cb *cb, ot__adj_out_fn out, void *ctx,
+                  int64_t i, int64_t b, double t, const double *y, const double *p,
+                  double *scratch, double *g, double *dgdy, double *dgdp);
+
+/* The backward rhs lambda' = -J^T lambda for one lane: J [n, n]
+ * column-major. */
+static inline void ot__adj_rhs(const double *J, const double *lam, double *out, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++) {
+        const double *col = J + j * n;
+        double s = 0;
+        for (int64_t i = 0; i < n; i++)
+            s += col[i] * lam[i];
+        out[j] = -s;
+    }
+}
+
+/* The backward Jacobian -J^T into JB [n, n] column-major. */
+static inline void ot__adj_jac(const double *J, double *JB, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < n; i++)
+            JB[i + j * n] = -J[j + i * n];
+}
+
+/* The quadrature rhs q'_j = -lambda^T df/dp_j for one lane: D [n, np]. */
+static inline void ot__adj_quad(const double *D, const double *lam, double *out,
+                                int64_t n, int64_t np)
+{
+    for (int64_t j = 0; j < np; j++) {
+        double s = 0;
+        for (int64_t i = 0; i < n; i++)
+            s += D[i + j * n] * lam[i];
+        out[j] = -s;
+    }
+}
+
+/* The gradient tensors of sol, NaN-filled (a lane's results replace the
+ * NaN when it succeeds), and the per-lane byte counts. @return OT_OK or
+ * OT_ERR_NOMEM. */
+int ot__adj_alloc(const ot__plan *pl, ot_solution *sol);
+
+/* Stores lane b's results: loss, dL/dp [np], dL/dy0 [n]. */
+void ot__adj_store(const ot__plan *pl, ot_solution *sol, int64_t b, double loss,
+                   const double *gp, const double *gy0);
+
+#endif
