@@ -233,6 +233,31 @@ export interface Solution {
   [Symbol.dispose](): void;
 }
 
+/** solveAdjoint's loss term at output i (time t) for k lanes: write g [k],
+ * dgdy [n, k] = d g / d y and dgdp [np, k] = d g / d p (zeroed) in place;
+ * y and p are copies. */
+export type LossFunction = (t: number, i: number, y: Float64Array, p: Float64Array,
+  g: Float64Array, dgdy: Float64Array, dgdp: Float64Array, k: number, lane: number) => CallbackResult;
+
+export interface AdjointProblem extends DenseProblem {
+  /** A sum of squares, sum over outputs of w (o - data)^2 with o = y (or
+   * out's rows): data [rows, nt] for every lane or [rows, nt, nbatch],
+   * column-major, NaN for no datum; weights the same shape (default 1).
+   * Or the user's loss terms. */
+  loss: { data: NumericArray; weights?: NumericArray } | LossFunction;
+}
+
+export interface AdjointSolution extends Solution {
+  /** The loss of each lane [nbatch] (NaN for a failed lane). */
+  loss: Tensor;
+  /** dL/dp [np, nbatch]. */
+  gradParams: Tensor;
+  /** dL/dy0 [n, nbatch]. */
+  gradY0: Tensor;
+  /** Each lane's checkpoint memory in bytes. */
+  adjointBytes: Float64Array;
+}
+
 export interface SensSolution extends Solution {}
 
 /** An odetensor failure: status name, numeric code, the library's message
@@ -255,6 +280,9 @@ export interface OdeTensor {
   solve(problem: StepsProblem): Solution;
   /** As solveDense, plus forward sensitivities (needs nparams >= 1). */
   solveFwdSens(problem: DenseProblem): SensSolution;
+  /** As solveDense plus the loss and its gradients per lane by the adjoint
+   * method (CVODES); lanes mode only. */
+  solveAdjoint(problem: AdjointProblem): AdjointSolution;
   /** The name of a status code ('OT_UNKNOWN_STATUS' for an integer that is
    * none); throws an OdeTensorError for a non-integer. */
   statusName(code: number): StatusName;

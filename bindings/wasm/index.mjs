@@ -41,7 +41,7 @@ const OPTIONS = ['rtol', 'atol', 'method', 'mode', 't0', 'firstStep', 'maxSteps'
   'sensRtol', 'sensAtol', 'maxOrder', 'stabilityLimitDetection', 'maxEvents'];
 const SPEC_KEYS = ['nstates', 'nparams', 'rhs', 'jac', 'dfdp', 'init', 'out', 'nout', 'roots', 'nroots',
   'rootDirections', 'eventActions', 'onEvent', 'stops', 'starts', 'y0', 'params', 'tEval',
-  'finalTime', 'options'];
+  'finalTime', 'options', 'loss'];
 const DIRECTIONS = Object.freeze({ __proto__: null, falling: -1, both: 0, rising: 1 });
 const ACTIONS = Object.freeze({ __proto__: null, stop: 0, record: 1, handle: 2 });
 
@@ -75,6 +75,12 @@ class OdeTensor {
   solve(spec) { return this.#run('steps', spec); }
   /** As solveDense plus sens[j] = d ys / d p_j, [n|nout, nt, nbatch] each. */
   solveFwdSens(spec) { return this.#run('sens', spec); }
+  /** As solveDense plus, per lane, a loss and its gradients by the adjoint
+   * method: loss [nbatch], gradParams [np, nbatch], gradY0 [n, nbatch].
+   * spec.loss: { data, weights } (a sum of squares; data [rows, nt] or
+   * [rows, nt, nbatch] column-major, NaN: no term) or a function
+   * (t, i, y, p, g, dgdy, dgdp, k, lane). */
+  solveAdjoint(spec) { return this.#run('adjoint', spec); }
 
   /** The name of a status code ('OT_ERR_SHAPE'); 'OT_UNKNOWN_STATUS' for an
    * integer that is none. */
@@ -217,6 +223,53 @@ class OdeTensor {
     const idx = m.addFunction(wrapped, sig);
     held.push(() => m.removeFunction(idx));
     return idx;
+  }
+
+  // solveAdjoint's loss: [data, dataLanes, weights, lossFn] for the shim.
+  // { data, weights }: data [rows, nt] or [rows, nt, nbatch] column-major
+  // (rows = nout with out, else nstates), weights the same or absent; or a
+  // function (t, i, y, p, g, dgdy, dgdp, k, lane) writing g [k] and the
+  // derivatives dgdy [n, k], dgdp [np, k] (zeroed) in place.
+  #loss(loss, dims, nt, nout, thrown, held) {
+    const m = this.#m;
+    const { n, np } = dims;
+    if (typeof loss === 'function') {
+      const wrapped = (t, i, yp, pp, gp, dyp, dpp, k, lane) => {
+        try {
+          const b = m.HEAPF64.buffer;
+          const r = loss(t, i, new Float64Array(b, yp, n * k).slice(), new Float64Array(b, pp, pp ? np * k : 0).slice(),
+            new Float64Array(b, gp, k), new Float64Array(b, dyp, n * k), new Float64Array(b, dpp, dpp ? np * k : 0), k, lane);
+          if (m.HEAPF64.buffer !== b)
+            throw new Error('loss: wasm memory grew during the call (a solve nested in it?); its results were lost');
+          return returnCode(r, 'loss');
+        } catch (e) {
+          if (dims.lockstep) thrown.batch ??= { name: 'loss', error: e };
+          else if (!thrown.lanes.has(lane)) thrown.lanes.set(lane, { name: 'loss', error: e });
+          return -1;
+        }
+      };
+      const idx = m.addFunction(wrapped, 'idiiiiiiiii');
+      held.push(() => m.removeFunction(idx));
+      return [0, 1, 0, idx];
+    }
+    if (loss === null || typeof loss !== 'object' || loss.data === undefined)
+      throw this.#error(OT_ERR_ARG, `loss: ${show(loss)}; expected { data, weights } (a sum of squares) or a function (t, i, y, p, g, dgdy, dgdp, k, lane)`);
+    for (const key of Object.keys(loss))
+      if (key !== 'data' && key !== 'weights')
+        throw this.#error(OT_ERR_ARG, `loss: unknown field '${key}' (known: data, weights)`);
+    const rows = nout > 0 ? nout : n, per = rows * nt;
+    const len = this.#length(loss.data, 'loss.data');
+    if (per === 0 || len % per !== 0)
+      throw this.#error(OT_ERR_SHAPE, `loss.data: ${len} values; expected ${rows} x ${nt} (rows x nt) or ${rows} x ${nt} x nbatch`);
+    const lanes = len / per;
+    const [dp] = this.#input(loss.data, per, 'loss.data', 'rows x nt', held);
+    let wp = 0;
+    if (loss.weights !== undefined && loss.weights !== null) {
+      if (this.#length(loss.weights, 'loss.weights') !== len)
+        throw this.#error(OT_ERR_SHAPE, `loss.weights: ${this.#length(loss.weights, 'loss.weights')} values; expected ${len}, as data`);
+      [wp] = this.#input(loss.weights, per, 'loss.weights', 'rows x nt', held);
+    }
+    return [dp, lanes, wp, 0];
   }
 
   // The event handler as a wasm table entry: onEvent(t, root, y, p, lane)
@@ -388,6 +441,15 @@ class OdeTensor {
       if (kind !== 'steps' && spec.finalTime !== undefined)
         throw this.#error(OT_ERR_ARG, 'finalTime: only for solve(); solveDense() and solveFwdSens() take tEval');
       let call, tEvalPtr;
+      if (kind !== 'adjoint' && has(spec.loss))
+        throw this.#error(OT_ERR_ARG, 'loss: only for solveAdjoint()');
+      // The solve at output times tp [nt, cols]: dense, sens or adjoint.
+      const timed = (tp, nt) => {
+        if (kind === 'dense') return () => m._otw_solve_dense(slot, P, y0, y0c, pp, pc, tp, nt);
+        if (kind === 'sens') return () => m._otw_solve_fwd_sens(slot, P, y0, y0c, pp, pc, tp, nt);
+        const [dp, dl, wp, lf] = this.#loss(spec.loss, dims, nt, nout, thrown, held);
+        return () => m._otw_solve_adjoint(slot, P, y0, y0c, pp, pc, tp, nt, dp, dl, wp, lf);
+      };
       if (kind === 'steps') {
         const tf = this.#num(spec.finalTime, 'finalTime');
         call = () => m._otw_solve(slot, P, y0, y0c, pp, pc, tf);
@@ -405,14 +467,10 @@ class OdeTensor {
           tEval = flat;
           const [tp] = this.#input(tEval, rows, 'tEval', 'nt', held);
           tEvalPtr = [tp, rows];
-          const f = kind === 'dense' ? m._otw_solve_dense : m._otw_solve_fwd_sens;
-          call = () => f(slot, P, y0, y0c, pp, pc, tp, rows);
+          call = timed(tp, rows);
         }
         const [tp, nt] = call ? [0, 0] : this.#input(tEval, 1, 'tEval', 'one', held);
-        if (!call) {
-          const f = kind === 'dense' ? m._otw_solve_dense : m._otw_solve_fwd_sens;
-          call = () => f(slot, P, y0, y0c, pp, pc, tp, nt);
-        }
+        if (!call) call = timed(tp, nt);
         if (has(spec.stops) || has(spec.starts)) {
           if (kind !== 'dense') throw this.#error(OT_ERR_ARG, 'stops, starts: solveDense() only');
           // The times solveDense() got: [rows, cols] column-major.

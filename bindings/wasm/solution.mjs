@@ -111,6 +111,12 @@ export class Solution {
         times, roots: tensor(101), before: tensor(102), after: tensor(103),
         count: Int32Array.from({ length: nb }, (_, b) => m._otw_event_count(ptr, b)),
       };
+      // solveAdjoint: the loss [nbatch] and its gradients, or null.
+      this.loss = tensor(200);
+      this.gradParams = tensor(201);
+      this.gradY0 = tensor(202);
+      this.adjointBytes = this.loss === null ? null
+        : Float64Array.from({ length: nb }, (_, b) => m._otw_adjoint_bytes(ptr, b));
       const st = lanes, cnt = st + 4 * nb, ri = cnt + 4 * nb;
       const rt = (ri + 4 * nb + 7) & ~7, stats = rt + 8 * nb;
       if (m._otw_lanes(ptr, st, cnt, ri, rt, stats) !== nb)

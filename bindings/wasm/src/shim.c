@@ -38,6 +38,9 @@
 typedef int (*otw_eval_fn)(double t, const double *y, const double *p, double *out, int k,
                            int lane, void *user);
 typedef int (*otw_init_fn)(const double *p, double *y0, int k, int lane, void *user);
+/* A loss term at output i: g [1, k], dgdy [n, k], dgdp [np, k], zeroed. */
+typedef int (*otw_loss_fn)(double t, int i, const double *y, const double *p, double *g,
+                           double *dgdy, double *dgdp, int k, int lane, void *user);
 /* An event handler: y [n] and p [np] of one lane, writable. */
 typedef int (*otw_event_fn)(double t, int root, int lane, double *y, double *p,
                             void *user);
@@ -47,6 +50,8 @@ typedef struct otw_problem {
     otw_eval_fn rhs, jac, dfdp, out, root;
     otw_init_fn init;
     otw_event_fn event;
+    otw_loss_fn loss; /* otw_solve_adjoint's, during that call */
+    int nout;         /* out's rows (0 without out) */
     void *user;
     int lockstep;
     int t_cols; /* t_eval's columns: > 1 per-lane times [nt, t_cols] (otw_set_t_cols) */
@@ -268,8 +273,10 @@ OTW_API int otw_set_init(otw_problem *P, otw_init_fn init)
 OTW_API int otw_set_out(otw_problem *P, int nout, otw_eval_fn out)
 {
     const int st = ot_ode_set_out(ode_of(P), nout, out ? out_tramp : NULL);
-    if (st == OT_OK)
+    if (st == OT_OK) {
         P->out = out;
+        P->nout = out ? nout : 0;
+    }
     return st;
 }
 
@@ -487,6 +494,62 @@ OTW_API int otw_solve_fwd_sens(ot_solution **out, otw_problem *P, const double *
     return run(SOLVE_SENS, out, P, y0, y0_cols, params, p_cols, t_eval, nt, 0);
 }
 
+/* The library's loss views are compact: flat arrays as they are. */
+static int loss_tramp(double t, int64_t i, ot_view y, ot_view p, ot_view_mut g,
+                      ot_view_mut dgdy, ot_view_mut dgdp, void *user)
+{
+    otw_problem *P = user;
+    return P->loss(t, (int)i, y.layout.data, p.layout.data, g.layout.data,
+                   dgdy.layout.data, dgdp.layout.data, (int)y.layout.shape[1], lane_of(P),
+                   P->user);
+}
+
+/* As otw_solve_dense, plus the loss and its gradients by the adjoint
+ * (ot_solve_adjoint): a sum of squares against data [rows, nt, data_lanes]
+ * (rows: nout with out, else nstates; data_lanes 1: every lane) with
+ * weights of the same shape (NULL: 1), or, with data NULL, the loss
+ * function loss. */
+OTW_API int otw_solve_adjoint(ot_solution **out, otw_problem *P, const double *y0,
+                              int y0_cols, const double *params, int p_cols,
+                              const double *t_eval, int nt, const double *data,
+                              int data_lanes, const double *weights, otw_loss_fn loss)
+{
+    ot_ode *ode = ode_of(P);
+    ot_view y0v = ot_view_absent(), pv = ot_view_absent(), tv = ot_view_absent();
+    ot_loss l = ot_loss_custom(loss ? loss_tramp : NULL, P);
+    if (ode != NULL) {
+        const int n = (int)ot_ode_nstates(ode), np = (int)ot_ode_nparams(ode);
+        const int64_t tshape[2] = {nt, P->t_cols},
+                      dshape[3] = {P->nout ? P->nout : n, nt, data_lanes};
+        const ot_device cpu = {OT_CPU, 0};
+        int st = input_view(&y0v, y0, n, y0_cols);
+        if (st == OT_OK)
+            st = input_view(&pv, params, np, p_cols);
+        if (st == OT_OK)
+            st = ot_view_make(&tv, t_eval, OT_F64, cpu, P->t_cols > 1 ? 2 : 1, tshape,
+                              NULL);
+        if (st == OT_OK && data) {
+            l = ot_loss_squares(ot_view_absent(), ot_view_absent());
+            st = ot_view_make(&l.data, data, OT_F64, cpu, data_lanes > 1 ? 3 : 2, dshape,
+                              NULL);
+            if (st == OT_OK && weights)
+                st = ot_view_make(&l.weights, weights, OT_F64, cpu,
+                                  data_lanes > 1 ? 3 : 2, dshape, NULL);
+        }
+        if (st != OT_OK)
+            return st;
+        P->lane = 0;
+        P->loss = loss;
+    }
+    return ot_solve_adjoint(ode, y0v, pv, tv, &l, out);
+}
+
+/* Lane b's checkpoint bytes (ot_solution_lane_adjoint_bytes). */
+OTW_API double otw_adjoint_bytes(const ot_solution *s, int b)
+{
+    return (double)ot_solution_lane_adjoint_bytes(s, b);
+}
+
 /* ---- Solution ----------------------------------------------------------- */
 
 OTW_API void otw_solution_free(ot_solution *s) { ot_solution_free(s); }
@@ -503,15 +566,17 @@ OTW_API int otw_event_count(const ot_solution *s, int b)
 }
 
 /* Output tensor `which` (0 ts, 1 ys, 2 + j sens(j), 100 + k event tensor k
- * (ot_event_tensor)): returns its data and
+ * (ot_event_tensor), 200 + k gradient tensor k (ot_grad_tensor)): returns
+ * its data and
  * fills info[8] with dtype, ndim, shape[3] and strides[3] in elements; NULL
  * (and info untouched) when there is no such tensor or info is NULL. */
 OTW_API const void *otw_tensor(const ot_solution *s, int which, int32_t *info)
 {
-    const ot_tensor *t = which >= 100 ? ot_solution_event_tensor(s, which - 100)
-                         : which == 0 ? ot_solution_ts(s)
-                         : which == 1 ? ot_solution_ys(s)
-                                      : ot_solution_sens(s, (int64_t)which - 2);
+    const ot_tensor *t = which >= 200   ? ot_solution_grad_tensor(s, which - 200)
+                         : which >= 100 ? ot_solution_event_tensor(s, which - 100)
+                         : which == 0   ? ot_solution_ts(s)
+                         : which == 1   ? ot_solution_ys(s)
+                                        : ot_solution_sens(s, (int64_t)which - 2);
     if (t == NULL || info == NULL)
         return NULL;
     const ot_layout *l = ot_tensor_layout(t);

@@ -1,0 +1,98 @@
+// Gradients by the adjoint method through the JS API (issue 15): against
+// central differences of the loss, a loss function against the same sum of
+// squares, and what is refused or fails a lane.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { load } from '../index.mjs';
+
+const ot = await load();
+
+// Lotka-Volterra, p = (alpha, beta, delta, gamma), with jac and dfdp.
+const lv = {
+  nstates: 2, nparams: 4,
+  rhs(t, y, p, f, k) {
+    for (let b = 0; b < k; b++) {
+      const [x, z] = [y[2 * b], y[2 * b + 1]], [a, be, d, g] = p.subarray(4 * b, 4 * b + 4);
+      f[2 * b] = a * x - be * x * z; f[2 * b + 1] = d * x * z - g * z;
+    }
+  },
+  jac(t, y, p, J, k) {
+    for (let b = 0; b < k; b++) {
+      const [x, z] = [y[2 * b], y[2 * b + 1]], [a, be, d, g] = p.subarray(4 * b, 4 * b + 4);
+      J[4 * b] = a - be * z; J[4 * b + 1] = d * z; J[4 * b + 2] = -be * x; J[4 * b + 3] = d * x - g;
+    }
+  },
+  dfdp(t, y, p, D, k) {
+    for (let b = 0; b < k; b++) {
+      const [x, z] = [y[2 * b], y[2 * b + 1]], o = 8 * b;
+      D[o] = x; D[o + 2] = -x * z; D[o + 5] = x * z; D[o + 7] = -z;
+    }
+  },
+};
+const tEval = Array.from({ length: 10 }, (_, i) => 1 + i);
+const data = tEval.flatMap((t) => [2 + 0.8 * Math.sin(0.9 * t), 1.5 + 0.6 * Math.cos(0.7 * t)]);
+const params = [1, 0.4, 0.3, 0.8, 1.05, 0.4, 0.29, 0.8];
+const y0 = [2, 1];
+const options = { rtol: 1e-10, atol: 1e-12 };
+
+const squares = (sol, b) => {
+  let l = 0;
+  tEval.forEach((_, i) => { for (let r = 0; r < 2; r++) l += (sol.ys.get(r, i, b) - data[2 * i + r]) ** 2; });
+  return l;
+};
+
+test('adjoint gradients match central differences of the loss, params and y0', () => {
+  const sol = ot.solveAdjoint({ ...lv, y0, params, tEval, loss: { data }, options });
+  assert.deepEqual(sol.loss.shape, [2]);
+  assert.deepEqual(sol.gradParams.shape, [4, 2]);
+  assert.deepEqual(sol.gradY0.shape, [2, 2]);
+  assert.ok(sol.adjointBytes[0] > 0);
+  for (let b = 0; b < 2; b++) {
+    assert.ok(Math.abs(sol.loss.get(b) - squares(sol, b)) <= 1e-12 * squares(sol, b));
+    // 12 perturbed lanes in one lockstep solve (shared steps: clean differences).
+    const p = params.slice(4 * b, 4 * b + 4), h = 1e-5, ps = [], ys = [];
+    for (let k = 0; k < 6; k++) for (const s of [1, -1]) {
+      const q = p.slice(), z = y0.slice();
+      if (k < 4) q[k] *= 1 + s * h; else z[k - 4] *= 1 + s * h;
+      ps.push(...q); ys.push(...z);
+    }
+    const fd = ot.solveDense({ ...lv, y0: ys, params: ps, tEval, options: { ...options, mode: 'lockstep' } });
+    const grads = [0, 1, 2, 3].map((j) => sol.gradParams.get(j, b)).concat([0, 1].map((k) => sol.gradY0.get(k, b)));
+    const big = Math.max(...grads.map(Math.abs));
+    for (let k = 0; k < 6; k++) {
+      const x = k < 4 ? p[k] : y0[k - 4];
+      const d = (squares(fd, 2 * k) - squares(fd, 2 * k + 1)) / (2 * h * x);
+      assert.ok(Math.abs(grads[k] - d) <= 1e-6 * big, `lane ${b} gradient ${k}: ${grads[k]} vs ${d}`);
+    }
+    fd.dispose();
+  }
+  sol.dispose();
+});
+
+test('a loss function gives the sum of squares; a throwing one fails its lane', () => {
+  const fn = (t, i, y, p, g, dgdy) => {
+    const e0 = y[0] - data[2 * i], e1 = y[1] - data[2 * i + 1];
+    g[0] = e0 * e0 + e1 * e1; dgdy[0] = 2 * e0; dgdy[1] = 2 * e1;
+  };
+  const a = ot.solveAdjoint({ ...lv, y0, params, tEval, loss: { data }, options });
+  const b = ot.solveAdjoint({ ...lv, y0, params, tEval, loss: fn, options });
+  for (let lane = 0; lane < 2; lane++)
+    for (let j = 0; j < 4; j++)
+      assert.ok(Math.abs(a.gradParams.get(j, lane) - b.gradParams.get(j, lane)) <= 1e-12 * Math.abs(a.gradParams.get(j, lane)));
+  const thrower = (t, i, y, p, g, dgdy, dgdp, k, lane) => { if (lane === 1 && i === 3) throw new Error('bad datum'); fn(t, i, y, p, g, dgdy); };
+  const c = ot.solveAdjoint({ ...lv, y0, params, tEval, loss: thrower, options });
+  assert.equal(c.status[0], 'OT_OK');
+  assert.equal(c.status[1], 'OT_ERR_CALLBACK');
+  assert.match(c.message[1], /^loss threw Error: bad datum/);
+  assert.ok(Number.isNaN(c.gradParams.get(0, 1)));
+  for (const s of [a, b, c]) s.dispose();
+});
+
+test('solveAdjoint refusals: lockstep, a missing or malformed loss, loss elsewhere', () => {
+  const is = (re) => (e) => e.status === 'OT_ERR_ARG' || e.status === 'OT_ERR_SHAPE' ? re.test(e.message) : false;
+  assert.throws(() => ot.solveAdjoint({ ...lv, y0, params, tEval, loss: { data }, options: { mode: 'lockstep' } }),
+    is(/OT_LANES mode only/));
+  assert.throws(() => ot.solveAdjoint({ ...lv, y0, params, tEval }), is(/^loss: undefined/));
+  assert.throws(() => ot.solveAdjoint({ ...lv, y0, params, tEval, loss: { data: data.slice(3) } }), is(/^loss\.data: 17 values/));
+  assert.throws(() => ot.solveDense({ ...lv, y0, params, tEval, loss: { data } }), is(/only for solveAdjoint/));
+});
