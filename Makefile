@@ -108,7 +108,7 @@ TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/c
             tests/check_events.c tests/check_sens_derivs.c tests/check_adjoint.c
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/obj/%.o)
 EXAMPLES := dlpack_tour robertson lotka_volterra sensitivity_decay bouncing_ball user_jacobian \
-            seir_peak population_pk
+            seir_peak population_pk fit_lotka_volterra
 EXAMPLE_BIN := $(EXAMPLES:%=$(B)/examples/%)
 
 STATIC := $(B)/libodetensor.a
@@ -209,6 +209,7 @@ test-examples: examples
 	@mkdir -p $(B)/demo
 	@set -e; for e in $(EXAMPLES); do \
 	    arg=; [ $$e = robertson ] && arg=$(B)/demo/robertson.svg; \
+	    [ $$e = fit_lotka_volterra ] && arg=200; \
 	    $(SAN_ENV) $(B)/examples/$$e $$arg >$(B)/demo/$$e.out 2>&1 \
 	        || { cat $(B)/demo/$$e.out; echo "example $$e FAILED"; exit 1; }; \
 	    echo "example $$e: ok"; done

@@ -3,7 +3,9 @@
  * lockstep) and sensitivities from the user's df/dp with the Jacobian, on
  * the same lanes, in both modes, interleaved round by round (this machine's
  * speed drifts: ratios within a round are the measure).
- * Usage: sens_cost [nbatch=20000] [rounds=3] [glv_lanes=1000]
+ * Usage: sens_cost [nbatch=20000] [rounds=3] [glv_lanes=1000] [nt=40]
+ * Kinds: plain, forward by DQ, forward with df/dp, and the gradient of a
+ * sum of squares by the adjoint (ot_solve_adjoint) without and with df/dp.
  *   SEIR with waning immunity (n = 4, np = 4), nbatch lanes, rtol 1e-6;
  *   then generalised Lotka-Volterra with m species and the m x m
  *   interaction matrix as parameters (n = m, np = m^2 = 1, 4, 16, 64),
@@ -120,8 +122,9 @@ static int glv_dfdp(double t, ot_view y, ot_view p, ot_view_mut d, void *u)
 
 /* ---- Timing --------------------------------------------------------------- */
 
-enum { PLAIN, DQ, DFDP, KINDS };
-static const char *const KIND[KINDS] = {"plain", "fwd-dq", "fwd-dfdp"};
+enum { PLAIN, DQ, DFDP, ADJ_DQ, ADJ_DFDP, KINDS };
+static const char *const KIND[KINDS] = {"plain", "fwd-dq", "fwd-dfdp", "adj-dq",
+                                        "adj-dfdp"};
 
 typedef struct {
     const char *name;
@@ -155,13 +158,23 @@ static double run(const model *md, ot_mode mode, int kind, double *steps)
     st = st ? st : ot_ode_set_rtol(ode, 1e-6);
     st = st ? st : ot_ode_set_atol(ode, 1e-8);
     st = st ? st : ot_ode_set_mode(ode, mode);
-    if (kind == DFDP)
+    if (kind == DFDP || kind == ADJ_DFDP)
         st = st ? st : ot_ode_set_dfdp(ode, md->dfdp);
+    /* The adjoint's loss: squares against 0.5 for every state and time. */
+    double *data = malloc((size_t)(md->n * md->nt) * sizeof *data);
+    for (int64_t k = 0; k < md->n * md->nt; k++)
+        data[k] = 0.5;
+    const int64_t ds[2] = {md->n, md->nt};
+    ot_view dv;
+    st = st ? st : ot_view_make(&dv, data, OT_F64, cpu, 2, ds, NULL);
+    const ot_loss loss = ot_loss_squares(dv, ot_view_absent());
     ot_solution *sol = NULL;
     const double t0 = now();
     if (!st)
         st = kind == PLAIN ? ot_solve_dense(ode, yv, pv, tv, &sol)
-                           : ot_solve_fwd_sens(ode, yv, pv, tv, &sol);
+             : kind == DQ || kind == DFDP
+                 ? ot_solve_fwd_sens(ode, yv, pv, tv, &sol)
+                 : ot_solve_adjoint(ode, yv, pv, tv, &loss, &sol);
     const double secs = now() - t0;
     if (st != OT_OK) {
         fprintf(stderr, "%s %s: %s: %s\n", md->name, KIND[kind], ot_status_name(st),
@@ -177,6 +190,7 @@ static double run(const model *md, ot_mode mode, int kind, double *steps)
     *steps = (double)total / (double)md->nbatch;
     ot_solution_free(sol);
     ot_ode_free(ode);
+    free(data);
     return secs;
 }
 
@@ -190,19 +204,21 @@ static int cmp(const void *a, const void *b)
 static void measure(const model *md, ot_mode mode, int rounds)
 {
     double secs[KINDS][16], steps[KINDS] = {0};
+    const int kinds = mode == OT_LANES ? KINDS : ADJ_DQ; /* no lockstep adjoint yet */
     for (int r = 0; r < rounds; r++)
-        for (int k = 0; k < KINDS; k++)
+        for (int k = 0; k < kinds; k++)
             secs[k][r] = run(md, mode, k, &steps[k]);
     double med[KINDS];
-    for (int k = 0; k < KINDS; k++) {
+    for (int k = 0; k < kinds; k++) {
         qsort(secs[k], (size_t)rounds, sizeof(double), cmp);
         med[k] = secs[k][rounds / 2];
     }
-    for (int k = 0; k < KINDS; k++)
-        printf(
-            "%-10s %-8s np=%-3lld nbatch=%-6lld %-9s %8.3f s  x%5.2f  %7.1f steps/lane\n",
-            md->name, mode == OT_LANES ? "lanes" : "lockstep", (long long)md->np,
-            (long long)md->nbatch, KIND[k], med[k], med[k] / med[PLAIN], steps[k]);
+    for (int k = 0; k < kinds; k++)
+        printf("%-5s %-8s np=%-3lld nt=%-3lld nbatch=%-6lld %-9s %8.3f s  x%6.2f  %7.1f "
+               "steps/lane\n",
+               md->name, mode == OT_LANES ? "lanes" : "lockstep", (long long)md->np,
+               (long long)md->nt, (long long)md->nbatch, KIND[k], med[k],
+               med[k] / med[PLAIN], steps[k]);
     fflush(stdout);
 }
 
@@ -220,13 +236,15 @@ int main(int argc, char **argv)
     const int64_t nb = argc > 1 ? atoll(argv[1]) : 20000;
     int rounds = argc > 2 ? atoi(argv[2]) : 3;
     const int64_t ng = argc > 3 ? atoll(argv[3]) : 1000;
+    int64_t nt = argc > 4 ? atoll(argv[4]) : 40; /* outputs over 200 days */
+    nt = nt < 1 ? 1 : nt > 40 ? 40 : nt;
     rounds = rounds < 1 ? 1 : rounds > 15 ? 15 : rounds;
     uint64_t seed = 42;
 
     static const double seir_y0[4] = {0.99, 0.01, 0, 0};
     double t[40];
-    for (int i = 0; i < 40; i++)
-        t[i] = 5.0 * (i + 1); /* to 200 days */
+    for (int i = 0; i < nt; i++)
+        t[i] = 200.0 * (double)(i + 1) / (double)nt;
     double *p = malloc((size_t)(4 * nb) * sizeof *p);
     for (int64_t b = 0; b < nb; b++) {
         p[4 * b] = 0.4 + 0.6 * unit(&seed);
@@ -235,7 +253,7 @@ int main(int argc, char **argv)
         p[4 * b + 3] = 0.005 + 0.01 * unit(&seed);
     }
     const model seir = {"seir",    4,       4, nb, seir_rhs, seir_jac,
-                        seir_dfdp, seir_y0, p, t,  40};
+                        seir_dfdp, seir_y0, p, t,  nt};
     measure(&seir, OT_LANES, rounds);
     measure(&seir, OT_LOCKSTEP, rounds);
     free(p);
@@ -250,7 +268,7 @@ int main(int argc, char **argv)
                 for (int64_t i = 0; i < m; i++)
                     a[b * np + i + m * j] =
                         i == j ? -1.0 : (0.4 * unit(&seed) - 0.2) / (double)m;
-        const model glv = {"glv", m, np, ng, glv_rhs, glv_jac, glv_dfdp, y0, a, t, 40};
+        const model glv = {"glv", m, np, ng, glv_rhs, glv_jac, glv_dfdp, y0, a, t, nt};
         measure(&glv, OT_LANES, rounds);
         free(a);
     }
