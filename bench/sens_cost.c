@@ -204,7 +204,7 @@ static int cmp(const void *a, const void *b)
 static void measure(const model *md, ot_mode mode, int rounds)
 {
     double secs[KINDS][16], steps[KINDS] = {0};
-    const int kinds = mode == OT_LANES ? KINDS : ADJ_DQ; /* no lockstep adjoint yet */
+    const int kinds = KINDS;
     for (int r = 0; r < rounds; r++)
         for (int k = 0; k < kinds; k++)
             secs[k][r] = run(md, mode, k, &steps[k]);

@@ -483,10 +483,10 @@ START_TEST(adjoint_thread_count_changes_no_bit)
 }
 END_TEST
 
-static int lv_loss(double t, int64_t i, ot_view y, ot_view p, ot_view_mut g,
+static int lv_loss(double t, int64_t i, int64_t lane, ot_view y, ot_view p, ot_view_mut g,
                    ot_view_mut dgdy, ot_view_mut dgdp, void *u)
 {
-    (void)t, (void)p, (void)dgdp, (void)u;
+    (void)t, (void)lane, (void)p, (void)dgdp, (void)u;
     for (int64_t b = 0; b < ST_LANES(y); b++) {
         const double *x = ot_view_col_f64(y, b, 0);
         const double e0 = x[0] - LV_DATA[2 * i], e1 = x[1] - LV_DATA[2 * i + 1];
@@ -688,12 +688,12 @@ static int rhs_fails_lane2(double t, ot_view y, ot_view p, ot_view_mut f, void *
     return lv_rhs(t, y, p, f, u);
 }
 
-static int loss_fails_at_5(double t, int64_t i, ot_view y, ot_view p, ot_view_mut g,
-                           ot_view_mut dgdy, ot_view_mut dgdp, void *u)
+static int loss_fails_at_5(double t, int64_t i, int64_t lane, ot_view y, ot_view p,
+                           ot_view_mut g, ot_view_mut dgdy, ot_view_mut dgdp, void *u)
 {
-    if (ot_view_col_f64(p, 0, 0)[0] == 1.04 && i == 5)
+    if (lane == 2 && i == 5)
         return -3;
-    return lv_loss(t, i, y, p, g, dgdy, dgdp, u);
+    return lv_loss(t, i, lane, y, p, g, dgdy, dgdp, u);
 }
 
 /* Loop 0: rhs fails lane 2 after t = 3 (forward), 1: the loss fails at
@@ -773,7 +773,7 @@ START_TEST(adjoint_refusals_name_the_argument)
         {&neither, 0, 0, OT_ERR_ARG, "one of the two"},
         {&short_data, 0, 0, OT_ERR_SHAPE, "loss.data: shape [2, 4]"},
         {&f32, 0, 0, OT_ERR_ARG, "loss.data: must be f64"},
-        {&sq, 1, 0, OT_ERR_ARG, "mode: ot_solve_adjoint runs in OT_LANES mode"},
+        {&sq, 1, 0, OT_ERR_ARG, "t_eval: per-lane output times with ot_solve_adjoint"},
         {&sq, 0, 1, OT_ERR_ARG, "roots: ot_solve_adjoint takes no root functions"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -783,9 +783,15 @@ START_TEST(adjoint_refusals_name_the_argument)
         if (cases[k].roots)
             ck_assert_status(ot_ode_set_roots(ode, 1, one_root), OT_OK, NULL);
         ot_solution *sol = NULL;
-        ck_assert_status(ot_solve_adjoint(ode, st_vec(y0, 2), st_vec(p, 4),
-                                          st_vec(LV_T, LV_NT), cases[k].loss, &sol),
-                         cases[k].status, cases[k].needle);
+        double t2[2 * LV_NT]; /* per-lane times, for the lockstep case */
+        for (int i = 0; i < LV_NT; i++)
+            t2[i] = t2[LV_NT + i] = LV_T[i];
+        const ot_view tv = cases[k].lockstep ? st_mat(t2, LV_NT, 2) : st_vec(LV_T, LV_NT);
+        double y2[4] = {y0[0], y0[1], y0[0], y0[1]};
+        ck_assert_status(
+            ot_solve_adjoint(ode, cases[k].lockstep ? st_mat(y2, 2, 2) : st_vec(y0, 2),
+                             st_vec(p, 4), tv, cases[k].loss, &sol),
+            cases[k].status, cases[k].needle);
         ck_assert_ptr_null(sol);
         ot_ode_free(ode);
     }
@@ -817,6 +823,144 @@ START_TEST(adjoint_memory_is_counted_before_the_solve)
 }
 END_TEST
 
+/* ---- Lockstep -------------------------------------------------------------- */
+
+/* Loop over (user jac and dfdp, or neither): lockstep blocks of lanes give
+ * the gradients lanes mode gives, to 1e-6 at rtol 1e-10 (Lotka-Volterra),
+ * and one lane of lockstep gives lanes mode's bits. */
+START_TEST(adjoint_lockstep_agrees_with_lanes)
+{
+    enum { L = 8 };
+    double p[4 * L], y0[2 * L];
+    lv_lanes(p, y0, L);
+    const int derivs = _i == 0;
+    ot_ode *lanes = lv_ode(derivs, derivs, 1e-10), *lock = lv_ode(derivs, derivs, 1e-10);
+    ck_assert_status(ot_ode_set_mode(lock, OT_LOCKSTEP), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_lockstep_block(lock, 3), OT_OK, NULL);
+    const ot_loss loss = ot_loss_squares(st_mat(LV_DATA, 2, LV_NT), ot_view_absent());
+    ot_solution *a = NULL, *b = NULL, *one = NULL, *one_lanes = NULL;
+    ck_assert_status(ot_solve_adjoint(lanes, st_mat(y0, 2, L), st_mat(p, 4, L),
+                                      st_vec(LV_T, LV_NT), &loss, &a),
+                     OT_OK, NULL);
+    ck_assert_status(ot_solve_adjoint(lock, st_mat(y0, 2, L), st_mat(p, 4, L),
+                                      st_vec(LV_T, LV_NT), &loss, &b),
+                     OT_OK, NULL);
+    for (int64_t lane = 0; lane < L; lane++) {
+        double ga[7], gb[7];
+        for (int which = 0, k = 0; which < 3; which++)
+            for (int64_t r = 0; r < (which == 0 ? 1 : which == 1 ? 4 : 2); r++, k++) {
+                ga[k] = grad_at(a, which, r, lane);
+                gb[k] = grad_at(b, which, r, lane);
+            }
+        const double g = rel_gap(gb, ga, 7);
+        ck_assert_msg(g < 1e-6, "lane %d: lockstep vs lanes %.3g", (int)lane, g);
+    }
+    ck_assert_status(ot_solve_adjoint(lock, st_vec(y0, 2), st_vec(p, 4),
+                                      st_vec(LV_T, LV_NT), &loss, &one),
+                     OT_OK, NULL);
+    ck_assert_status(ot_solve_adjoint(lanes, st_vec(y0, 2), st_vec(p, 4),
+                                      st_vec(LV_T, LV_NT), &loss, &one_lanes),
+                     OT_OK, NULL);
+    assert_grads_equal(one, 0, one_lanes, 0, 0);
+    ot_solution_free(a);
+    ot_solution_free(b);
+    ot_solution_free(one);
+    ot_solution_free(one_lanes);
+    ot_ode_free(lanes);
+    ot_ode_free(lock);
+}
+END_TEST
+
+/* Robertson's rates in lockstep (stiff; block LU of -J^T), y0 from init in
+ * loop 1: the gradients of lanes mode, to 1e-5 of the largest. */
+static int rober_init(ot_view p, ot_view_mut y0, void *u)
+{
+    (void)u;
+    for (int64_t b = 0; b < ST_LANES(p); b++) {
+        double *y = ot_view_mut_col_f64(y0, b, 0);
+        y[0] = 1, y[1] = 0, y[2] = 0;
+    }
+    return 0;
+}
+
+START_TEST(adjoint_lockstep_robertson_agrees_with_lanes)
+{
+    enum { L = 4, NT = 6 };
+    const double t[NT] = {0.4, 4, 40, 400, 4000, 40000}, y0[3] = {1, 0, 0};
+    const double atol[3] = {1e-14, 1e-20, 1e-12};
+    double data[3 * NT], p[3 * L];
+    rober_rates(p, L);
+    for (int i = 0; i < NT; i++) {
+        data[3 * i] = 0.9 - 0.1 * i;
+        data[3 * i + 1] = 2e-5;
+        data[3 * i + 2] = 0.1 + 0.1 * i;
+    }
+    const ot_loss loss = ot_loss_squares(st_mat(data, 3, NT), ot_view_absent());
+    ot_solution *sol[2] = {NULL, NULL};
+    for (int m = 0; m < 2; m++) {
+        ot_ode *ode = st_rober_ode();
+        ck_assert_status(ot_ode_set_dfdp(ode, rober_dfdp), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_atol_vector(ode, st_vec(atol, 3)), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_mode(ode, m ? OT_LOCKSTEP : OT_LANES), OT_OK, NULL);
+        if (_i == 1)
+            ck_assert_status(ot_ode_set_init(ode, rober_init), OT_OK, NULL);
+        ck_assert_status(ot_solve_adjoint(ode, _i == 1 ? ot_view_absent() : st_vec(y0, 3),
+                                          st_mat(p, 3, L), st_vec(t, NT), &loss, &sol[m]),
+                         OT_OK, NULL);
+        ot_ode_free(ode);
+    }
+    for (int64_t b = 0; b < L; b++) {
+        double ga[3], gb[3];
+        for (int64_t j = 0; j < 3; j++) {
+            ga[j] = p[3 * b + j] * grad_at(sol[0], OT_GRAD_PARAMS, j, b);
+            gb[j] = p[3 * b + j] * grad_at(sol[1], OT_GRAD_PARAMS, j, b);
+        }
+        const double g = rel_gap(gb, ga, 3);
+        ck_assert_msg(g < 1e-5, "lane %d: %.3g", (int)b, g);
+    }
+    ot_solution_free(sol[0]);
+    ot_solution_free(sol[1]);
+}
+END_TEST
+
+/* In lockstep a failing loss fails its lane alone (the others keep
+ * lanes mode's gradients to 1e-6); a failing rhs stops the block. */
+START_TEST(adjoint_lockstep_loss_failure_fails_its_lane)
+{
+    enum { L = 4 };
+    double p[4 * L], y0[2 * L];
+    lv_lanes(p, y0, L);
+    ot_ode *lock = lv_ode(1, 1, 1e-9), *lanes = lv_ode(1, 1, 1e-9);
+    ck_assert_status(ot_ode_set_mode(lock, OT_LOCKSTEP), OT_OK, NULL);
+    const ot_loss fails = ot_loss_custom(loss_fails_at_5, NULL);
+    const ot_loss ok = ot_loss_custom(lv_loss, NULL);
+    ot_solution *sol = NULL, *ref = NULL;
+    ck_assert_status(ot_solve_adjoint(lock, st_mat(y0, 2, L), st_mat(p, 4, L),
+                                      st_vec(LV_T, LV_NT), &fails, &sol),
+                     OT_ERR_LANES_FAILED, NULL);
+    ck_assert_status(ot_solve_adjoint(lanes, st_mat(y0, 2, L), st_mat(p, 4, L),
+                                      st_vec(LV_T, LV_NT), &ok, &ref),
+                     OT_OK, NULL);
+    ck_assert_int_eq(ot_solution_nfailed(sol), 1);
+    ck_assert_msg(strstr(ot_solution_lane_message(sol, 2), "loss returned -3") != NULL,
+                  "message: %s", ot_solution_lane_message(sol, 2));
+    ck_assert(isnan(grad_at(sol, OT_GRAD_PARAMS, 0, 2)));
+    for (int64_t b = 0; b < L; b++)
+        if (b != 2)
+            for (int64_t j = 0; j < 4; j++) {
+                const double x = grad_at(sol, OT_GRAD_PARAMS, j, b),
+                             y = grad_at(ref, OT_GRAD_PARAMS, j, b);
+                ck_assert_msg(fabs(x - y) <= 1e-5 * fabs(y),
+                              "lane %d p%d: %.12g vs %.12g", (int)b, (int)j, x, y);
+            }
+    ot_solution_free(sol);
+    ot_solution_free(ref);
+    ot_ode_free(lock);
+    ot_ode_free(lanes);
+}
+END_TEST
+
 Suite *adjoint_suite(void)
 {
     Suite *s = suite_create("adjoint");
@@ -836,5 +980,9 @@ Suite *adjoint_suite(void)
     tcase_add_loop_test(tc, adjoint_failure_fails_its_lane_alone, 0, 2);
     tcase_add_test(tc, adjoint_refusals_name_the_argument);
     tcase_add_test(tc, adjoint_memory_is_counted_before_the_solve);
+    tc = ot_test_tcase(s, "lockstep", 60);
+    tcase_add_loop_test(tc, adjoint_lockstep_agrees_with_lanes, 0, 2);
+    tcase_add_loop_test(tc, adjoint_lockstep_robertson_agrees_with_lanes, 0, 2);
+    tcase_add_test(tc, adjoint_lockstep_loss_failure_fails_its_lane);
     return s;
 }

@@ -233,9 +233,9 @@ export interface Solution {
   [Symbol.dispose](): void;
 }
 
-/** solveAdjoint's loss term at output i (time t) for k lanes: write g [k],
- * dgdy [n, k] = d g / d y and dgdp [np, k] = d g / d p (zeroed) in place;
- * y and p are copies. */
+/** solveAdjoint's loss term at output i (time t) of lane `lane` (k = 1: one
+ * lane a call, in both modes): write g [1], dgdy [n] = d g / d y and dgdp
+ * [np] = d g / d p (zeroed) in place; y and p are copies. */
 export type LossFunction = (t: number, i: number, y: Float64Array, p: Float64Array,
   g: Float64Array, dgdy: Float64Array, dgdp: Float64Array, k: number, lane: number) => CallbackResult;
 
@@ -281,7 +281,7 @@ export interface OdeTensor {
   /** As solveDense, plus forward sensitivities (needs nparams >= 1). */
   solveFwdSens(problem: DenseProblem): SensSolution;
   /** As solveDense plus the loss and its gradients per lane by the adjoint
-   * method (CVODES); lanes mode only. */
+   * method (CVODES); lanes or lockstep mode, not on CUDA. */
   solveAdjoint(problem: AdjointProblem): AdjointSolution;
   /** The name of a status code ('OT_UNKNOWN_STATUS' for an integer that is
    * none); throws an OdeTensorError for a non-integer. */

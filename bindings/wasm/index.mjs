@@ -79,7 +79,7 @@ class OdeTensor {
    * method: loss [nbatch], gradParams [np, nbatch], gradY0 [n, nbatch].
    * spec.loss: { data, weights } (a sum of squares; data [rows, nt] or
    * [rows, nt, nbatch] column-major, NaN: no term) or a function
-   * (t, i, y, p, g, dgdy, dgdp, k, lane). */
+   * (t, i, y, p, g, dgdy, dgdp, k, lane), called for one lane (k = 1). */
   solveAdjoint(spec) { return this.#run('adjoint', spec); }
 
   /** The name of a status code ('OT_ERR_SHAPE'); 'OT_UNKNOWN_STATUS' for an

@@ -160,12 +160,13 @@ OT_API int ot_solution_lane_stats(const ot_solution *sol, int64_t b, ot_lane_sta
 
 /* ---- Gradients by the adjoint method ------------------------------------- */
 
-/* A loss term of the user's at output i (time t) for each lane: g [1, k],
- * dgdy [n, k] = d g / d y(t_i), dgdp [np, k] = d g / d p (explicit
- * dependence only), all three arriving zeroed; k and the lanes as for rhs.
- * Return 0, or < 0 to fail the lane (NaN/Inf fails it too). */
-typedef int (*ot_loss_fn)(double t, int64_t i, ot_view y, ot_view p, ot_view_mut g,
-                          ot_view_mut dgdy, ot_view_mut dgdp, void *user);
+/* A loss term of the user's at output i (time t) of lane `lane`, one lane a
+ * call in every mode: y [n, 1], p [np, 1], and into g [1, 1], dgdy [n, 1] =
+ * d g / d y(t_i), dgdp [np, 1] = d g / d p (explicit dependence only), all
+ * three arriving zeroed. Return 0, or < 0 to fail the lane (NaN/Inf fails
+ * it too). */
+typedef int (*ot_loss_fn)(double t, int64_t i, int64_t lane, ot_view y, ot_view p,
+                          ot_view_mut g, ot_view_mut dgdy, ot_view_mut dgdp, void *user);
 
 /* The loss L = sum_i g_i over a lane's output times, one of:
  * - a sum of squares (ot_loss_squares): g_i = sum_r w[r, i] (o_r(t_i) -
@@ -191,9 +192,10 @@ OT_API ot_loss ot_loss_custom(ot_loss_fn fn, void *user);
  * computes y0, dL/dp gets (dy0/dp)^T lambda(t0) by central differences).
  * J is the user's Jacobian, or CVODE's difference quotients of rhs;
  * df/dp the user's dfdp, or central differences of rhs in p. The backward
- * problem uses the forward one's method, rtol and atol. Lanes mode only
- * for now (OT_LOCKSTEP and CUDA refuse), without root functions or
- * scheduled stops; t_eval may be per lane. The gradient tensors: below.
+ * problem uses the forward one's method, rtol and atol. Lanes mode, or
+ * OT_LOCKSTEP on the CPU (one backward problem per block, the per-lane
+ * norm and block-diagonal LU; the CUDA solver refuses); no root functions;
+ * t_eval per lane in lanes mode only. The gradient tensors: below.
  * @return as ot_solve_dense; OT_ERR_ARG for a NULL loss or one not made
  * above, OT_ERR_SHAPE for data or weights of another shape. */
 OT_API int ot_solve_adjoint(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,

@@ -60,7 +60,7 @@ static int initial_state(ot__lockstep *L)
         memcpy(y + b * n, ot_view_lane(pl->y0, b), (size_t)n * sizeof *y);
     if (!pl->has_y0 && call_init(L, L->p, y) != OT_OK)
         return OT_ERR_CALLBACK;
-    for (int64_t j = 0; pl->kind == OT__SENS && j < np; j++) {
+    for (int64_t j = 0; L->yS && j < np; j++) { /* sens, or the adjoint's dy0/dp */
         double *s = N_VGetArrayPointer(L->yS[j]);
         memset(s, 0, (size_t)(n * nbatch) * sizeof *s);
         if (pl->has_y0)

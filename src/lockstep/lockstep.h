@@ -165,6 +165,16 @@ int ot__lockstep_finish_setup(ot__lockstep *L);
 /* Frees the CVODE(S) objects, vectors, context and the host lane arrays
  * (stopped, rootsfound); the backend frees its own scratch. */
 void ot__lockstep_free_common(ot__lockstep *L);
+/* Every running lane fails with status: the batch stopped at t; what: the
+ * cause (a callback that made CVODE give up takes its place). */
+void ot__lockstep_fail_batch(ot__lockstep *L, ot_solution *sol, int status, double t,
+                             const char *what);
+/* The block's CVODE counters as every lane's statistics. */
+void ot__lockstep_batch_stats(ot__lockstep *L, ot_solution *sol);
+/* ot_solve_adjoint on a set-up CPU block (adjoint.c): outputs, loss and
+ * gradients into sk; failures are the lanes'. */
+void ot__lockstep_adjoint(ot__lockstep *L, const ot__sink *sk);
+
 /* Solves a set-up batch (dense, sens or steps) into sk, or, when setup
  * ended in OT_ERR_CALLBACK (init failed), fails every lane with L->cb.msg;
  * then the statistics and progress. setup_st: what setup returned.

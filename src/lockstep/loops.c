@@ -12,6 +12,7 @@
 
 #include "core/alloc.h"
 #include "lockstep/lockstep.h"
+#include "solve/adjoint.h"
 #include "solve/cv_advance.h"
 #include "solve/cv_setup.h"
 #include "solve/events.h"
@@ -132,6 +133,8 @@ static int configure(ot__lockstep *L)
               : ot__cv_sens_setup(cv, ode, (int)L->np, L->y, L->atolS, L->ctx,
                                   &L->NLSsens);
     }
+    if (!f && pl->kind == OT__ADJ)
+        f = OT__SUN_CALL(CVodeAdjInit(cv, OT__ADJ_STEPS, CV_HERMITE), CV_MEM_FAIL);
     if (f == CV_MEM_FAIL)
         return OT_ERR_NOMEM;
     return f ? OT_ERR_SOLVER : OT_OK;
@@ -146,7 +149,9 @@ int ot__lockstep_finish_setup(ot__lockstep *L)
     L->ewt = L->yout ? ot__nv_clone(L->y) : NULL;
     if (L->ewt == NULL)
         return OT_ERR_NOMEM;
-    if (pl->kind == OT__SENS && (L->yS = ot__nv_clone_array((int)L->np, L->y, 0)) == NULL)
+    /* Sensitivities, or dy0/dp for the adjoint when init computes y0. */
+    if ((pl->kind == OT__SENS || (pl->kind == OT__ADJ && !pl->has_y0 && L->np > 0)) &&
+        (L->yS = ot__nv_clone_array((int)L->np, L->y, 0)) == NULL)
         return OT_ERR_NOMEM;
     const int st = L->be->initial_state(L);
     if (st != OT_OK)
@@ -161,8 +166,8 @@ int ot__lockstep_finish_setup(ot__lockstep *L)
 /* Every running lane fails with the same status: the batch stopped at t.
  * what: the cause (a callback that made CVODE give up takes its place,
  * ot__cb_cause). */
-static void fail_batch(ot__lockstep *L, ot_solution *sol, int status, double t,
-                       const char *what)
+void ot__lockstep_fail_batch(ot__lockstep *L, ot_solution *sol, int status, double t,
+                             const char *what)
 {
     char cause[600], msg[700];
     snprintf(msg, sizeof msg, "lockstep batch stopped at t = %g: %s", t,
@@ -243,7 +248,7 @@ static int take_roots(ot__lockstep *L, const ot__sink *sk, double t, int64_t cou
     ot__cv_stats(L->cv, L->LS != NULL, &s);
     ot__cv_stats_add(&L->before, &s);
     if (CVodeReInit(L->cv, t, y) != CV_SUCCESS)
-        fail_batch(L, sol, OT_ERR_SOLVER, t, L->cb.cv_msg);
+        ot__lockstep_fail_batch(L, sol, OT_ERR_SOLVER, t, L->cb.cv_msg);
     return 1;
 }
 
@@ -338,7 +343,7 @@ static int reach(ot__lockstep *L, const ot__sink *sk, double target, int exact,
         if (flag < 0) {
             double tcur = pl->t0;
             CVodeGetCurrentTime(L->cv, &tcur);
-            fail_batch(L, sk->sol, OT_ERR_SOLVER, tcur, L->cb.cv_msg);
+            ot__lockstep_fail_batch(L, sk->sol, OT_ERR_SOLVER, tcur, L->cb.cv_msg);
             return -1;
         }
         *y = L->yout;
@@ -401,7 +406,7 @@ static void take_stops(ot__lockstep *L, const ot__sink *sk, double t, N_Vector y
     if (y != L->yout) /* keep the restart state in yout: L->y is CVODE's */
         memcpy(N_VGetArrayPointer(L->yout), yd, (size_t)(L->n * L->nbatch) * sizeof *yd);
     if (CVodeReInit(L->cv, t, L->yout) != CV_SUCCESS)
-        fail_batch(L, sk->sol, OT_ERR_SOLVER, t, L->cb.cv_msg);
+        ot__lockstep_fail_batch(L, sk->sol, OT_ERR_SOLVER, t, L->cb.cv_msg);
     /* SUNDIALS 6.4 keeps the stop time it just reached (7 clears it) and
      * would refuse to go on: aim it at the block's last output time. */
     if (last > t)
@@ -435,7 +440,7 @@ static void solve_dense(ot__lockstep *L, const ot__sink *sk)
     }
     if (nts < 0 || nus < 0) {
         snprintf(L->cb.msg, sizeof L->cb.msg, "cannot allocate the lanes' times");
-        fail_batch(L, sol, OT_ERR_NOMEM, pl->t0, L->cb.msg);
+        ot__lockstep_fail_batch(L, sol, OT_ERR_NOMEM, pl->t0, L->cb.msg);
         nts = 0;
     }
     N_Vector y = L->y;
@@ -449,7 +454,7 @@ static void solve_dense(ot__lockstep *L, const ot__sink *sk)
         if (r != 1 || all_stopped(L) || (r = reach(L, sk, tout, 0, i, &y)) != 1)
             break;
         if (L->be->emit(L, sol, i, tout, y) != OT_OK) {
-            fail_batch(L, sol, OT_ERR_CALLBACK, tout, L->cb.msg);
+            ot__lockstep_fail_batch(L, sol, OT_ERR_CALLBACK, tout, L->cb.msg);
             break;
         }
     }
@@ -493,7 +498,7 @@ static void solve_steps(ot__lockstep *L, const ot__sink *sk)
     double t = pl->t0;
     int st = record_step(L, r, t, L->y);
     if (st != OT_OK)
-        fail_batch(L, sol, st, t, L->cb.msg);
+        ot__lockstep_fail_batch(L, sol, st, t, L->cb.msg);
     else
         advance_counts(L, sol, r->count, t);
     CVodeSetStopTime(L->cv, pl->t_final);
@@ -502,7 +507,7 @@ static void solve_steps(ot__lockstep *L, const ot__sink *sk)
             /* As CVODE's own max_steps failure (and blamed the same way). */
             snprintf(L->cb.cv_msg, sizeof L->cb.cv_msg,
                      "more than max_steps = %lld steps", (long long)pl->step_limit);
-            fail_batch(L, sol, OT_ERR_SOLVER, t, L->cb.cv_msg);
+            ot__lockstep_fail_batch(L, sol, OT_ERR_SOLVER, t, L->cb.cv_msg);
             break;
         }
         int flag = CVode(L->cv, pl->t_final, L->yout, &t, CV_ONE_STEP);
@@ -510,18 +515,19 @@ static void solve_steps(ot__lockstep *L, const ot__sink *sk)
                                            sizeof L->cb.cv_msg) < 0)
             flag = OT__CV_TIME_RESOLUTION;
         if (flag < 0) {
-            fail_batch(L, sol, OT_ERR_SOLVER, t, L->cb.cv_msg);
+            ot__lockstep_fail_batch(L, sol, OT_ERR_SOLVER, t, L->cb.cv_msg);
             break;
         }
         if ((st = record_step(L, r, t, L->yout)) != OT_OK) {
-            fail_batch(L, sol, st, t, L->cb.msg);
+            ot__lockstep_fail_batch(L, sol, st, t, L->cb.msg);
             break;
         }
         advance_counts(L, sol, r->count, t);
         if (flag == CV_ROOT_RETURN)
             if (take_roots(L, sk, t, r->count, L->yout) && !all_stopped(L) &&
                 (st = record_step(L, r, t, L->yout)) != OT_OK) {
-                fail_batch(L, sol, st, t, L->cb.msg); /* the handlers' states at t */
+                ot__lockstep_fail_batch(L, sol, st, t,
+                                        L->cb.msg); /* the handlers' states at t */
                 break;
             }
     }
@@ -531,7 +537,7 @@ static void solve_steps(ot__lockstep *L, const ot__sink *sk)
 
 /* Every lane shares the batch's counters; the Jacobian's rhs calls are our
  * difference quotients'. */
-static void batch_stats(ot__lockstep *L, ot_solution *sol)
+void ot__lockstep_batch_stats(ot__lockstep *L, ot_solution *sol)
 {
     ot_lane_stats s;
     memset(&s, 0, sizeof s);
@@ -570,11 +576,14 @@ int ot__lockstep_solve(ot__lockstep *L, const ot__sink *sk, int setup_st,
                         what, (long long)pl->nbatch);
     if (setup_st != OT_OK)
         return ot__fail(setup_st, "solve: %s setup failed: %s", what, L->cb.cv_msg);
-    if (pl->kind == OT__STEPS)
+    if (pl->kind == OT__ADJ)
+        ot__lockstep_adjoint(L, sk);
+    else if (pl->kind == OT__STEPS)
         solve_steps(L, sk);
     else
         solve_dense(L, sk);
-    batch_stats(L, sk->sol);
+    if (pl->kind != OT__ADJ) /* the adjoint's are its forward pass's */
+        ot__lockstep_batch_stats(L, sk->sol);
     if (pl->progress)
         pl->progress(pl->nbatch, pl->nbatch, pl->progress_user);
     return OT_OK;

@@ -92,7 +92,7 @@ static int custom_point(const ot__plan *pl, ot__cb *cb, int64_t i, int64_t b, do
     memset(dgdy, 0, (size_t)n * sizeof *dgdy);
     memset(gp, 0, (size_t)np * sizeof *gp);
     const int rc =
-        pl->loss.fn(t, i, ot__view_compact(y, n, 1), ot__view_compact(p, np, 1),
+        pl->loss.fn(t, i, b, ot__view_compact(y, n, 1), ot__view_compact(p, np, 1),
                     ot__view_mut_compact(&gi, 1, 1), ot__view_mut_compact(dgdy, n, 1),
                     ot__view_mut_compact(gp, np, 1), pl->loss.user);
     if (rc != 0) {

@@ -332,10 +332,9 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
             "event_actions: OT_EVENT_HANDLE with forward sensitivities: the "
             "sensitivities' jump at an event is not modelled; record the events "
             "(OT_EVENT_RECORD) or solve without sensitivities");
-    if (kind == OT__ADJ && pl->solver->lockstep)
-        return ot__fail(OT_ERR_ARG,
-                        "mode: ot_solve_adjoint runs in OT_LANES mode only (the lockstep "
-                        "and CUDA solvers have no adjoint yet); set OT_LANES");
+    if (kind == OT__ADJ && ode->device.type == OT_CUDA)
+        return ot__fail(OT_ERR_ARG, "device: ot_solve_adjoint runs on the CPU (the CUDA "
+                                    "solver has no adjoint yet); solve with OT_CPU");
     if (kind == OT__ADJ && ode->nroots > 0)
         return ot__fail(OT_ERR_ARG,
                         "roots: ot_solve_adjoint takes no root functions (the adjoint's "

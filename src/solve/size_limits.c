@@ -363,10 +363,15 @@ static int adjoint_working(ledger *lg, const ot__plan *pl, int64_t nt)
                         "adjoint working memory: a worker for n=%lld, np=%lld, nt=%lld "
                         "overflows int64",
                         (long long)pl->n, (long long)pl->np, (long long)nt);
-    const int64_t threads = pl->threads;
-    const char *tl[] = {"threads"};
+    /* Lanes mode: per worker; lockstep: per lane of the blocks that run at
+     * once (their backward problem and data are [., lanes]). */
+    const int lock = pl->solver->lockstep;
+    const int64_t units = !lock                                  ? pl->threads
+                          : pl->block * pl->threads < pl->nbatch ? pl->block * pl->threads
+                                                                 : pl->nbatch;
+    const char *tl[] = {lock ? "lanes at once" : "threads"};
     return st == OT_OK
-               ? add_term(lg, "adjoint working memory", bytes, NULL, 1, tl, &threads, 0)
+               ? add_term(lg, "adjoint working memory", bytes, NULL, 1, tl, &units, 0)
                : st;
 }
 

@@ -250,6 +250,10 @@ int ot_solve_adjoint(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_ev
         return ot__fail(OT_ERR_ARG, "out: NULL");
     ot__plan pl;
     int st = ot__plan_make(&pl, ode, y0, params, t_eval, 0, OT__ADJ);
+    if (st == OT_OK && pl.t_lanes && pl.solver->lockstep)
+        st = ot__fail(OT_ERR_ARG, "t_eval: per-lane output times with ot_solve_adjoint "
+                                  "run in OT_LANES mode (a lockstep block shares its "
+                                  "backward pass's restarts)");
     if (st == OT_OK)
         st = ot__adj_check(&pl, loss);
     if (st == OT_OK)

@@ -274,6 +274,9 @@ static const solve_case SOLVE_CASES[] = {
      0},
     {"lanes Adams adjoint, out, 2 threads", OT_LANES, OT_ADAMS, K_ADJ, 2, 0, 1, 0, 0, 0,
      0, 0},
+    {"lockstep BDF adjoint in blocks of 2, init", OT_LOCKSTEP, OT_BDF, K_ADJ, 2, 0, 0, 1,
+     0, 0, 0, 2},
+    {"lockstep Adams adjoint, out", OT_LOCKSTEP, OT_ADAMS, K_ADJ, 1, 0, 1, 0, 0, 0, 0, 0},
 };
 #define N_SOLVE_CASES (sizeof SOLVE_CASES / sizeof SOLVE_CASES[0])
 

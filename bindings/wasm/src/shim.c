@@ -495,13 +495,12 @@ OTW_API int otw_solve_fwd_sens(ot_solution **out, otw_problem *P, const double *
 }
 
 /* The library's loss views are compact: flat arrays as they are. */
-static int loss_tramp(double t, int64_t i, ot_view y, ot_view p, ot_view_mut g,
-                      ot_view_mut dgdy, ot_view_mut dgdp, void *user)
+static int loss_tramp(double t, int64_t i, int64_t lane, ot_view y, ot_view p,
+                      ot_view_mut g, ot_view_mut dgdy, ot_view_mut dgdp, void *user)
 {
     otw_problem *P = user;
     return P->loss(t, (int)i, y.layout.data, p.layout.data, g.layout.data,
-                   dgdy.layout.data, dgdp.layout.data, (int)y.layout.shape[1], lane_of(P),
-                   P->user);
+                   dgdy.layout.data, dgdp.layout.data, 1, (int)lane, P->user);
 }
 
 /* As otw_solve_dense, plus the loss and its gradients by the adjoint

@@ -88,10 +88,23 @@ test('a loss function gives the sum of squares; a throwing one fails its lane', 
   for (const s of [a, b, c]) s.dispose();
 });
 
-test('solveAdjoint refusals: lockstep, a missing or malformed loss, loss elsewhere', () => {
+test('lockstep gives lanes mode\'s gradients', () => {
+  const a = ot.solveAdjoint({ ...lv, y0, params, tEval, loss: { data }, options });
+  const b = ot.solveAdjoint({ ...lv, y0, params, tEval, loss: { data }, options: { ...options, mode: 'lockstep' } });
+  for (let lane = 0; lane < 2; lane++) {
+    for (let j = 0; j < 4; j++)
+      assert.ok(Math.abs(a.gradParams.get(j, lane) - b.gradParams.get(j, lane)) <= 1e-6 * Math.abs(a.gradParams.get(j, lane)));
+    for (let k = 0; k < 2; k++)
+      assert.ok(Math.abs(a.gradY0.get(k, lane) - b.gradY0.get(k, lane)) <= 1e-6 * Math.abs(a.gradY0.get(k, lane)));
+  }
+  a.dispose();
+  b.dispose();
+});
+
+test('solveAdjoint refusals: per-lane times in lockstep, a missing or malformed loss, loss elsewhere', () => {
   const is = (re) => (e) => e.status === 'OT_ERR_ARG' || e.status === 'OT_ERR_SHAPE' ? re.test(e.message) : false;
-  assert.throws(() => ot.solveAdjoint({ ...lv, y0, params, tEval, loss: { data }, options: { mode: 'lockstep' } }),
-    is(/OT_LANES mode only/));
+  assert.throws(() => ot.solveAdjoint({ ...lv, y0, params, tEval: [tEval, tEval], loss: { data }, options: { mode: 'lockstep' } }),
+    is(/per-lane output times with ot_solve_adjoint/));
   assert.throws(() => ot.solveAdjoint({ ...lv, y0, params, tEval }), is(/^loss: undefined/));
   assert.throws(() => ot.solveAdjoint({ ...lv, y0, params, tEval, loss: { data: data.slice(3) } }), is(/^loss\.data: 17 values/));
   assert.throws(() => ot.solveDense({ ...lv, y0, params, tEval, loss: { data } }), is(/only for solveAdjoint/));

@@ -1,0 +1,418 @@
+/* Lockstep on the CPU: gradients by CVODES' adjoint method for a block of
+ * lanes at once. The forward pass is the block's own lockstep integration
+ * with checkpoints (CVodeF); the backward problem is one more lane vector
+ * [n, nbatch] (lambda, with the per-lane norm: every lane meets the
+ * tolerance), its Jacobian the block-diagonal matrix of -J_b^T and its
+ * quadratures a lane vector [np, nbatch]. The loss, the backward arithmetic
+ * and the gradient tensors are solve/adjoint.c's, as in lanes mode. */
+#include <cvodes/cvodes.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
+
+#include "core/alloc.h"
+#include "lockstep/lockstep.h"
+#include "solve/adjoint.h"
+#include "solve/cv_advance.h"
+#include "solve/dq.h"
+#include "solve/nv_clone.h"
+#include "solve/sens.h"
+#include "solve/sun_compat.h"
+#include "tensor/tensor_impl.h"
+
+/* The block's backward parts; each array its own allocation (callbacks
+ * write into some). */
+typedef struct {
+    ot__lockstep *L;
+    int which;
+    N_Vector yB, qB;
+    SUNMatrix AB;
+    SUNLinearSolver LSB;
+    SUNNonlinearSolver NLSB;
+    double *J, *D;        /* [n, n, nbatch], [n, np, nbatch] */
+    double *f0, *f1, *yw; /* [n, nbatch]: difference quotients */
+    double *pp;           /* [np, nbatch]: perturbed params */
+    double *dgdy;         /* [n, nbatch, nt]: dg_i/dy of every lane */
+    double *gp, *loss;    /* [np, nbatch], [nbatch] */
+    double *point;        /* ot__adj_point's scratch */
+    int jac_first, dfdp_first;
+} adj;
+
+/* ---- Derivatives of every lane at (t, y) ----------------------------------- */
+
+/* rhs of every lane at (t, y, p) into f, with lockstep's rules. */
+static int call_rhs(ot__lockstep *L, double t, const double *y, const double *p,
+                    double *f)
+{
+    const ot_ode *ode = L->plan->ode;
+    if (ot__cb_stopped(&L->cb))
+        return -1;
+    int rc = ode->rhs(t, ot__view_compact(y, L->n, L->nbatch),
+                      ot__view_compact(p, L->np, L->nbatch),
+                      ot__view_mut_compact(f, L->n, L->nbatch), ode->user);
+    if (rc != 0)
+        return ot__cb_returned(&L->cb, "rhs", rc, t, OT__CB_RETRY);
+    return ot__cb_finite(&L->cb, "rhs", "dydt", f, L->n, L->nbatch, L->lane0, t,
+                         OT__CB_RETRY);
+}
+
+/* A stopped lane's block of v ([rows, nbatch]) is zero: it stands still. */
+static void zero_stopped(const ot__lockstep *L, double *v, int64_t rows)
+{
+    for (int64_t b = 0; b < L->nbatch; b++)
+        if (L->stopped[b])
+            memset(v + b * rows, 0, (size_t)rows * sizeof *v);
+}
+
+/* Every lane's J at (t, y) into a->J: the user's, or central differences of
+ * rhs, state j of every lane at once (steps as in lanes/adjoint.c). */
+static int jacobian(adj *a, double t, const double *y)
+{
+    ot__lockstep *L = a->L;
+    const ot_ode *ode = L->plan->ode;
+    const int64_t n = L->n, nb = L->nbatch;
+    int rc = 0;
+    if (ode->jac) {
+        rc = ot__derivs_jac(&L->cb, ode, t, ot__view_compact(y, n, nb),
+                            ot__view_compact(L->p, L->np, nb), a->J, nb, L->lane0,
+                            &a->jac_first);
+    } else {
+        memcpy(a->yw, y, (size_t)(n * nb) * sizeof *y);
+        for (int64_t j = 0; rc == 0 && j < n; j++) {
+            for (int64_t b = 0; b < nb; b++) {
+                const int64_t k = b * n + j;
+                const double atol = ode->atol_vec ? ode->atol_vec[j] : ode->atol;
+                const double ay = fabs(y[k]);
+                L->inc[b] = cbrt(DBL_EPSILON) * fmax(ay, ode->rtol * ay + atol);
+                a->yw[k] = y[k] + L->inc[b];
+            }
+            rc = call_rhs(L, t, a->yw, L->p, a->f0);
+            for (int64_t b = 0; b < nb; b++)
+                a->yw[b * n + j] = y[b * n + j] - L->inc[b];
+            if (rc == 0)
+                rc = call_rhs(L, t, a->yw, L->p, a->f1);
+            L->dq_rhs_evals += 2;
+            for (int64_t b = 0; b < nb; b++) {
+                a->yw[b * n + j] = y[b * n + j];
+                for (int64_t i = 0; rc == 0 && i < n; i++)
+                    a->J[b * n * n + j * n + i] =
+                        (a->f0[b * n + i] - a->f1[b * n + i]) / (2 * L->inc[b]);
+            }
+        }
+    }
+    if (rc == 0)
+        zero_stopped(L, a->J, n * n);
+    return rc;
+}
+
+static int rhs_b(sunrealtype t, N_Vector y, N_Vector yB, N_Vector yBdot, void *ud)
+{
+    adj *a = ud;
+    const int64_t n = a->L->n;
+    const int rc = jacobian(a, t, N_VGetArrayPointer(y));
+    const double *lam = N_VGetArrayPointer(yB);
+    double *out = N_VGetArrayPointer(yBdot);
+    for (int64_t b = 0; rc == 0 && b < a->L->nbatch; b++)
+        ot__adj_rhs(a->J + b * n * n, lam + b * n, out + b * n, n);
+    return rc;
+}
+
+static int jac_b(sunrealtype t, N_Vector y, N_Vector yB, N_Vector fyB, SUNMatrix JB,
+                 void *ud, N_Vector t1, N_Vector t2, N_Vector t3)
+{
+    (void)yB, (void)fyB, (void)t1, (void)t2, (void)t3;
+    adj *a = ud;
+    const int64_t n = a->L->n;
+    const int rc = jacobian(a, t, N_VGetArrayPointer(y));
+    double *blocks = ot__lockstep_block_data(JB);
+    for (int64_t b = 0; rc == 0 && b < a->L->nbatch; b++)
+        ot__adj_jac(a->J + b * n * n, blocks + b * n * n, n);
+    return rc;
+}
+
+/* q' = -lambda^T df/dp in every lane: the user's df/dp, or central
+ * differences in parameter j of every lane at once. */
+static int quad_b(sunrealtype t, N_Vector y, N_Vector yB, N_Vector qBdot, void *ud)
+{
+    adj *a = ud;
+    ot__lockstep *L = a->L;
+    const ot_ode *ode = L->plan->ode;
+    const int64_t n = L->n, np = L->np, nb = L->nbatch;
+    const double *yd = N_VGetArrayPointer(y), *lam = N_VGetArrayPointer(yB);
+    double *q = N_VGetArrayPointer(qBdot);
+    int rc = 0;
+    if (ode->dfdp) {
+        rc = ot__derivs_dfdp(&L->cb, ode, t, ot__view_compact(yd, n, nb),
+                             ot__view_compact(L->p, np, nb), a->D, nb, L->lane0,
+                             &a->dfdp_first);
+        for (int64_t b = 0; rc == 0 && b < nb; b++)
+            ot__adj_quad(a->D + b * n * np, lam + b * n, q + b * np, n, np);
+    } else {
+        memcpy(a->pp, L->p, (size_t)(np * nb) * sizeof *a->pp);
+        for (int64_t j = 0; rc == 0 && j < np; j++) {
+            for (int64_t b = 0; b < nb; b++)
+                a->pp[b * np + j] = L->p[b * np + j] + ot__fd_step(L->p[b * np + j]);
+            rc = call_rhs(L, t, yd, a->pp, a->f0);
+            for (int64_t b = 0; b < nb; b++)
+                a->pp[b * np + j] = L->p[b * np + j] - ot__fd_step(L->p[b * np + j]);
+            if (rc == 0)
+                rc = call_rhs(L, t, yd, a->pp, a->f1);
+            for (int64_t b = 0; b < nb; b++) {
+                a->pp[b * np + j] = L->p[b * np + j];
+                double s = 0;
+                for (int64_t i = 0; i < n; i++)
+                    s += lam[b * n + i] * (a->f0[b * n + i] - a->f1[b * n + i]);
+                q[b * np + j] = -s / (2 * ot__fd_step(L->p[b * np + j]));
+            }
+        }
+    }
+    if (rc == 0)
+        zero_stopped(L, q, np);
+    return rc;
+}
+
+/* ---- Setup and teardown ---------------------------------------------------- */
+
+static void adj_free(adj *a)
+{
+    SUNLinSolFree(a->LSB);
+    SUNMatDestroy(a->AB);
+    SUNNonlinSolFree(a->NLSB);
+    N_VDestroy(a->yB);
+    N_VDestroy(a->qB);
+    double *arrays[] = {a->J,  a->D,  a->f0,   a->f1,   a->yw,
+                        a->pp, a->gp, a->loss, a->dgdy, a->point};
+    for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++)
+        free(arrays[k]);
+}
+
+static int adj_alloc(adj *a, ot__lockstep *L)
+{
+    const ot__plan *pl = L->plan;
+    const size_t n = (size_t)L->n, np = (size_t)L->np, nb = (size_t)L->nbatch;
+    a->L = L;
+    a->which = -1;
+    a->jac_first = a->dfdp_first = 1;
+    double **const slots[10] = {&a->J,  &a->D,  &a->f0,   &a->f1,   &a->yw,
+                                &a->pp, &a->gp, &a->loss, &a->dgdy, &a->point};
+    const size_t sizes[10] = {n * n * nb,
+                              n * np * nb + 1,
+                              n * nb,
+                              n * nb,
+                              n * nb,
+                              np * nb + 1,
+                              np * nb + 1,
+                              nb,
+                              n * nb * (size_t)pl->nt,
+                              (size_t)ot__adj_point_scratch(pl)};
+    for (int i = 0; i < 10; i++)
+        if ((*slots[i] = OT__MALLOC(sizes[i] * sizeof(double))) == NULL)
+            return OT_ERR_NOMEM;
+    a->yB = ot__nv_clone(L->y); /* the per-lane norm comes with the clone */
+    if (a->yB == NULL)
+        return OT_ERR_NOMEM;
+    if (np > 0 && (a->qB = ot__lockstep_vector_new((sunindextype)np, (sunindextype)nb, 0,
+                                                   L->stopped, L->ctx)) == NULL)
+        return OT_ERR_NOMEM;
+    return OT_OK;
+}
+
+/* The backward problem at tB0 from lambda = a->yB, q = 0. */
+static int backward_make(adj *a, double tB0)
+{
+    ot__lockstep *L = a->L;
+    const ot_ode *ode = L->plan->ode;
+    const int bdf = ode->method == OT_BDF, np = (int)L->np;
+    double atol = ode->atol;
+    for (int64_t i = 0; ode->atol_vec && i < L->n; i++)
+        atol = i == 0 || ode->atol_vec[i] < atol ? ode->atol_vec[i] : atol;
+    if (np)
+        N_VConst(0.0, a->qB);
+    int f = OT__SUN_CALL(CVodeCreateB(L->cv, bdf ? CV_BDF : CV_ADAMS, &a->which),
+                         CV_MEM_FAIL);
+    f = f ? f : OT__SUN_CALL(CVodeInitB(L->cv, a->which, rhs_b, tB0, a->yB), CV_MEM_FAIL);
+    f = f ? f : CVodeSetUserDataB(L->cv, a->which, a);
+    f = f ? f : CVodeSStolerancesB(L->cv, a->which, ode->rtol, atol);
+    f = f ? f : CVodeSetMaxNumStepsB(L->cv, a->which, ode->max_steps);
+    if (!f && bdf) {
+        a->AB = ot__lockstep_block_matrix_new(L->n, L->nbatch, L->ctx);
+        a->LSB = a->AB ? ot__lockstep_block_solver_new(L->n, L->nbatch, L->ctx) : NULL;
+        f = a->LSB ? CVodeSetLinearSolverB(L->cv, a->which, a->LSB, a->AB) : CV_MEM_FAIL;
+        f = f ? f : CVodeSetJacFnB(L->cv, a->which, jac_b);
+    } else if (!f) {
+        a->NLSB = OT__SUN_NEW(SUNNonlinSol_FixedPoint(a->yB, 0, L->ctx));
+        f = a->NLSB ? CVodeSetNonlinearSolverB(L->cv, a->which, a->NLSB) : CV_MEM_FAIL;
+    }
+    if (!f && np) {
+        f = OT__SUN_CALL(CVodeQuadInitB(L->cv, a->which, quad_b, a->qB), CV_MEM_FAIL);
+        f = f ? f : CVodeQuadSStolerancesB(L->cv, a->which, ode->rtol, atol);
+        f = f ? f : CVodeSetQuadErrConB(L->cv, a->which, SUNTRUE);
+    }
+    return f;
+}
+
+/* ---- The two passes ----------------------------------------------------------- */
+
+/* out of one lane for the loss: a [rows, 1] call (lockstep callbacks loop
+ * over their columns). */
+static int out_one(void *ctx, double t, const double *y, const double *p, double *o)
+{
+    ot__lockstep *L = ctx;
+    const ot_ode *ode = L->plan->ode;
+    const int rc =
+        ode->out(t, ot__view_compact(y, L->n, 1), ot__view_compact(p, L->np, 1),
+                 ot__view_mut_compact(o, ode->nout, 1), ode->user);
+    if (rc != 0) {
+        ot__cb_returned(&L->cb, "out", rc, t, OT__CB_FINAL);
+        return OT_ERR_CALLBACK;
+    }
+    return ot__cb_finite(&L->cb, "out", "o", o, ode->nout, 1, L->lane0, t, OT__CB_FINAL)
+               ? OT_ERR_CALLBACK
+               : OT_OK;
+}
+
+/* CVodeF to each output time, the outputs stored, each running lane's loss
+ * terms taken (a lane whose loss fails fails alone). @return 1 when every
+ * output was reached. */
+static int forward(adj *a, const ot__sink *sk)
+{
+    ot__lockstep *L = a->L;
+    const ot__plan *pl = L->plan;
+    ot_solution *sol = sk->sol;
+    const int64_t n = L->n, nb = L->nbatch, np = L->np;
+    memset(a->loss, 0, (size_t)nb * sizeof *a->loss);
+    memset(a->gp, 0, (size_t)(np * nb + 1) * sizeof *a->gp);
+    for (int64_t i = 0; i < pl->nt; i++) {
+        const double tout = pl->t[i];
+        N_Vector y = L->y;
+        if (tout != pl->t0) {
+            double tret = tout;
+            int ncheck = 0;
+            int flag = CVodeF(L->cv, tout, L->yout, &tret, CV_NORMAL, &ncheck);
+            if (flag >= 0 && ot__cv_time_check(L->cv, pl->ode->rtol, pl->t0, L->cb.cv_msg,
+                                               sizeof L->cb.cv_msg) < 0)
+                flag = OT__CV_TIME_RESOLUTION;
+            if (flag < 0) {
+                double tcur = pl->t0;
+                CVodeGetCurrentTime(L->cv, &tcur);
+                ot__lockstep_fail_batch(
+                    L, sol, flag == CV_MEM_FAIL ? OT_ERR_NOMEM : OT_ERR_SOLVER, tcur,
+                    flag == CV_MEM_FAIL ? "out of memory for the adjoint's checkpoints"
+                                        : L->cb.cv_msg);
+                return 0;
+            }
+            y = L->yout;
+        }
+        if (L->be->emit(L, sol, i, tout, y) != OT_OK) {
+            ot__lockstep_fail_batch(L, sol, OT_ERR_CALLBACK, tout, L->cb.msg);
+            return 0;
+        }
+        const double *yd = N_VGetArrayPointer(y);
+        for (int64_t b = 0; b < nb; b++) {
+            if (L->stopped[b])
+                continue;
+            ot__cb_reset(&L->cb);
+            const int st = ot__adj_point(pl, &L->cb, out_one, L, i, L->lane0 + b, tout,
+                                         yd + b * n, L->p + b * np, a->point, &a->loss[b],
+                                         a->dgdy + (i * nb + b) * n, a->gp + b * np);
+            if (st != OT_OK) { /* this lane alone */
+                ot__solution_fail_lane(sol, L->lane0 + b, st, L->cb.msg);
+                L->stopped[b] = 2;
+            }
+        }
+        ot__cb_reset(&L->cb);
+    }
+    return 1;
+}
+
+/* The backward pass from the last output time to t0, lambda jumping by
+ * dg_i/dy at each (stopped lanes stand still). @return 1 when it got to t0. */
+static int backward(adj *a, const ot__sink *sk)
+{
+    ot__lockstep *L = a->L;
+    const ot__plan *pl = L->plan;
+    const int64_t n = L->n, nb = L->nbatch, nt = pl->nt;
+    double *lam = N_VGetArrayPointer(a->yB), tcur = pl->t[nt - 1];
+    memset(lam, 0, (size_t)(n * nb) * sizeof *lam);
+    int started = 0;
+    for (int64_t i = nt - 1; i >= -1; i--) {
+        const double target = i >= 0 ? pl->t[i] : pl->t0;
+        if (target < tcur) {
+            int f = 0;
+            if (!started) {
+                f = backward_make(a, tcur);
+            } else {
+                f = CVodeReInitB(L->cv, a->which, tcur, a->yB);
+                if (!f && L->np)
+                    f = CVodeQuadReInitB(L->cv, a->which, a->qB);
+            }
+            started = 1;
+            double tret = target;
+            f = f ? f : CVodeB(L->cv, target, CV_NORMAL);
+            f = f < 0 ? f : CVodeGetB(L->cv, a->which, &tret, a->yB);
+            f = f < 0 || !L->np ? f : CVodeGetQuadB(L->cv, a->which, &tret, a->qB);
+            if (f < 0) {
+                char msg[400];
+                snprintf(msg, sizeof msg,
+                         "adjoint: the backward integration stopped between t = %g and "
+                         "%g: %s",
+                         target, tcur, f == CV_MEM_FAIL ? "out of memory" : L->cb.cv_msg);
+                ot__lockstep_fail_batch(L, sk->sol,
+                                        f == CV_MEM_FAIL ? OT_ERR_NOMEM : OT_ERR_SOLVER,
+                                        target, msg);
+                return 0;
+            }
+            tcur = target;
+        }
+        for (int64_t b = 0; i >= 0 && b < nb; b++)
+            for (int64_t k = 0; !L->stopped[b] && k < n; k++)
+                lam[b * n + k] += a->dgdy[(i * nb + b) * n + k];
+    }
+    if (!started && L->np)
+        N_VConst(0.0, a->qB);
+    return 1;
+}
+
+void ot__lockstep_adjoint(ot__lockstep *L, const ot__sink *sk)
+{
+    const ot__plan *pl = L->plan;
+    ot_solution *sol = sk->sol;
+    const int64_t n = L->n, np = L->np, nb = L->nbatch;
+    adj a;
+    memset(&a, 0, sizeof a);
+    if (adj_alloc(&a, L) != OT_OK) {
+        snprintf(L->cb.msg, sizeof L->cb.msg, "cannot allocate the adjoint's arrays");
+        ot__lockstep_fail_batch(L, sol, OT_ERR_NOMEM, pl->t0, L->cb.msg);
+        adj_free(&a);
+        ot__lockstep_batch_stats(L, sol);
+        return;
+    }
+    const int reached = forward(&a, sk);
+    ot__lockstep_batch_stats(L, sol);
+    long nst = 0;
+    CVodeGetNumSteps(L->cv, &nst);
+    const int64_t qmax = pl->ode->method == OT_BDF ? 5 : 12;
+    for (int64_t b = 0; b < nb; b++) /* the block's checkpoints, shared */
+        sol->adj_bytes[L->lane0 + b] =
+            8 * ((nst / OT__ADJ_STEPS + 1) * (qmax + 2) + (OT__ADJ_STEPS + 1) * 2) * n;
+    if (reached && backward(&a, sk)) {
+        const double *lam = N_VGetArrayPointer(a.yB);
+        const double *q = np ? N_VGetArrayPointer(a.qB) : NULL;
+        for (int64_t b = 0; b < nb; b++) {
+            if (L->stopped[b])
+                continue;
+            for (int64_t j = 0; j < np; j++) {
+                a.gp[b * np + j] += q[b * np + j];
+                if (!pl->has_y0) /* through init: (dy0/dp_j)^T lambda(t0) */
+                    for (int64_t k = 0; k < n; k++)
+                        a.gp[b * np + j] +=
+                            N_VGetArrayPointer(L->yS[j])[b * n + k] * lam[b * n + k];
+            }
+            ot__adj_store(pl, sol, L->lane0 + b, a.loss[b], a.gp + b * np, lam + b * n);
+        }
+    }
+    adj_free(&a);
+}
