@@ -436,6 +436,173 @@ START_TEST(dfdp_without_jacobian_is_refused)
 }
 END_TEST
 
+/* ---- Sensitivities to initial values (ot_ode_set_sens_initial) ------------ */
+
+static int decay_dfdp(double t, ot_view y, ot_view p, ot_view_mut d, void *u)
+{
+    (void)t, (void)p, (void)u;
+    for (int64_t b = 0; b < ST_LANES(y); b++) {
+        const double *x = ot_view_col_f64(y, b, 0);
+        double *c = ot_view_mut_col_f64(d, 0, b);
+        c[0] = -x[0], c[1] = -2.0 * x[1];
+    }
+    return 0;
+}
+
+/* Loop (lanes, lockstep) x (difference quotients, J s with df/dp), with
+ * an out function 3 y in the last two: decay y_r' = -(r + 1) k y_r has
+ * sens(0) = dy/dk and sens(1 + r) = dy/dy0_r = e_r exp(-(r + 1) k t). */
+START_TEST(sens_initial_decay_analytic)
+{
+    enum { L = 5, NT = 6 };
+    const int lock = _i % 2, derivs = (_i / 2) % 2, out = _i >= 4;
+    double k[L], y0[2 * L], t[NT];
+    for (int64_t b = 0; b < L; b++) {
+        k[b] = 0.2 + 0.15 * (double)b;
+        y0[2 * b] = 1.0 + 0.1 * (double)b, y0[2 * b + 1] = 2.0;
+    }
+    for (int i = 0; i < NT; i++)
+        t[i] = 0.5 * (i + 1);
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 2, 1, st_decay_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_jac(ode, st_decay_jac), OT_OK, NULL);
+    if (derivs)
+        ck_assert_status(ot_ode_set_dfdp(ode, decay_dfdp), OT_OK, NULL);
+    if (out)
+        ck_assert_status(ot_ode_set_out(ode, 2, triple_out), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_sens_initial(ode, 1), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_rtol(ode, 1e-9), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_atol(ode, 1e-11), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_mode(ode, lock ? OT_LOCKSTEP : OT_LANES), OT_OK, NULL);
+    ot_solution *sol = NULL;
+    ck_assert_status(
+        ot_solve_fwd_sens(ode, st_mat(y0, 2, L), st_mat(k, 1, L), st_vec(t, NT), &sol),
+        OT_OK, NULL);
+    ck_assert_int_eq(ot_solution_nsens(sol), 3);
+    const double scale = out ? 3.0 : 1.0;
+    for (int64_t b = 0; b < L; b++)
+        for (int i = 0; i < NT; i++)
+            for (int r = 0; r < 2; r++) {
+                const double e = exp(-(r + 1) * k[b] * t[i]);
+                const double dk = -(r + 1) * t[i] * y0[2 * b + r] * e * scale;
+                const double gk = st_at(ot_solution_sens(sol, 0), r, i, b);
+                ck_assert_msg(fabs(gk - dk) <= 1e-6 * fabs(dk),
+                              "lane %d: dy%d/dk %.10g vs %.10g", (int)b, r, gk, dk);
+                for (int q = 0; q < 2; q++) {
+                    const double want = q == r ? e * scale : 0.0;
+                    const double got = st_at(ot_solution_sens(sol, 1 + q), r, i, b);
+                    ck_assert_msg(fabs(got - want) <= 1e-6 * (fabs(want) + 1e-3),
+                                  "loop %d lane %d t %g: dy%d/dy0_%d %.10g vs %.10g", _i,
+                                  (int)b, t[i], r, q, got, want);
+                }
+            }
+    ot_solution_free(sol);
+    ot_ode_free(ode);
+}
+END_TEST
+
+static int decay1(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
+{
+    (void)t, (void)p, (void)u;
+    for (int64_t b = 0; b < ST_LANES(y); b++)
+        ot_view_mut_col_f64(f, b, 0)[0] = -ot_view_col_f64(y, b, 0)[0];
+    return 0;
+}
+
+/* No parameters at all: sens(0) = dy/dy0 = exp(-t), in both modes; without
+ * sens_initial the same solve is refused (nothing to differentiate). */
+START_TEST(sens_initial_without_parameters)
+{
+    const double y0[3] = {1, 2, 3}, t[3] = {0.5, 1, 2};
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 1, 0, decay1, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_rtol(ode, 1e-9), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_atol(ode, 1e-11), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_mode(ode, _i ? OT_LOCKSTEP : OT_LANES), OT_OK, NULL);
+    ot_solution *sol = NULL;
+    ck_assert_status(
+        ot_solve_fwd_sens(ode, st_mat(y0, 1, 3), ot_view_absent(), st_vec(t, 3), &sol),
+        OT_ERR_ARG, "ot_ode_set_sens_initial");
+    ck_assert_status(ot_ode_set_sens_initial(ode, 1), OT_OK, NULL);
+    ck_assert_status(
+        ot_solve_fwd_sens(ode, st_mat(y0, 1, 3), ot_view_absent(), st_vec(t, 3), &sol),
+        OT_OK, NULL);
+    for (int64_t b = 0; b < 3; b++)
+        for (int i = 0; i < 3; i++)
+            ck_assert(fabs(st_at(ot_solution_sens(sol, 0), 0, i, b) - exp(-t[i])) <=
+                      1e-7);
+    ot_solution_free(sol);
+    ot_ode_free(ode);
+}
+END_TEST
+
+/* The same derivative two ways: y0 through init as parameters (u, v), or
+ * sens_initial; SEIR in both modes, with df/dp. */
+static int seir_init(ot_view p, ot_view_mut y0, void *u)
+{
+    (void)u;
+    for (int64_t b = 0; b < ST_LANES(p); b++) {
+        const double *k = ot_view_col_f64(p, b, 0);
+        double *y = ot_view_mut_col_f64(y0, b, 0);
+        y[0] = k[4], y[1] = k[5], y[2] = 0, y[3] = 0;
+    }
+    return 0;
+}
+
+static int seir6_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
+{
+    return seir_rhs(t, y, p, f, u); /* reads p[0..3] of each lane's 6 */
+}
+
+START_TEST(sens_initial_equals_init_parameters)
+{
+    enum { L = 3 };
+    double p[4 * L], p6[6 * L], y0[4 * L];
+    seir_params(p, L);
+    for (int64_t b = 0; b < L; b++) {
+        memcpy(p6 + 6 * b, p + 4 * b, 4 * sizeof *p);
+        p6[6 * b + 4] = SEIR_Y0[0], p6[6 * b + 5] = SEIR_Y0[1];
+        memcpy(y0 + 4 * b, SEIR_Y0, sizeof SEIR_Y0);
+    }
+    const ot_mode mode = _i ? OT_LOCKSTEP : OT_LANES;
+    ot_ode *a = seir_ode(1e-10, mode, 1, NULL), *b6 = NULL;
+    ck_assert_status(ot_ode_set_sens_initial(a, 1), OT_OK, NULL);
+    ck_assert_status(ot_ode_new(&b6, 4, 6, seir6_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_init(b6, seir_init), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_jac(b6, seir_jac), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_dfdp(b6, seir_dfdp), OT_OK, NULL); /* columns 4, 5: 0 */
+    ck_assert_status(ot_ode_set_rtol(b6, 1e-10), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_atol(b6, 1e-12), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_mode(b6, mode), OT_OK, NULL);
+    ot_solution *x = NULL, *y = NULL;
+    ck_assert_status(ot_solve_fwd_sens(a, st_mat(y0, 4, L), st_mat(p, 4, L),
+                                       st_vec(SEIR_T, SEIR_NT), &x),
+                     OT_OK, NULL);
+    ck_assert_status(ot_solve_fwd_sens(b6, ot_view_absent(), st_mat(p6, 6, L),
+                                       st_vec(SEIR_T, SEIR_NT), &y),
+                     OT_OK, NULL);
+    ck_assert_int_eq(ot_solution_nsens(x), 8);
+    for (int64_t lane = 0; lane < L; lane++)
+        for (int q = 0; q < 2; q++) /* d/dS0 and d/dE0 */
+            for (int r = 0; r < 4; r++) {
+                double big = 0, gap = 0;
+                for (int i = 0; i < SEIR_NT; i++) {
+                    const double u = st_at(ot_solution_sens(x, 4 + q), r, i, lane);
+                    const double v = st_at(ot_solution_sens(y, 4 + q), r, i, lane);
+                    big = fmax(big, fabs(v));
+                    gap = fmax(gap, fabs(u - v));
+                }
+                ck_assert_msg(gap <= 1e-5 * big + 1e-12,
+                              "lane %d y%d/y0_%d: %.3g of %.3g", (int)lane, r, q, gap,
+                              big);
+            }
+    ot_solution_free(x);
+    ot_solution_free(y);
+    ot_ode_free(a);
+    ot_ode_free(b6);
+}
+END_TEST
+
 Suite *sens_derivs_suite(void)
 {
     Suite *s = suite_create("sens_derivs");
@@ -450,5 +617,9 @@ Suite *sens_derivs_suite(void)
     tcase_add_loop_test(tc, dfdp_written_for_one_lane_fails_in_lockstep, 0, 2);
     tcase_add_loop_test(tc, dfdp_failure_fails_its_lane_alone, 0, 4);
     tcase_add_test(tc, dfdp_without_jacobian_is_refused);
+    tc = ot_test_tcase(s, "initial values", 60);
+    tcase_add_loop_test(tc, sens_initial_decay_analytic, 0, 6);
+    tcase_add_loop_test(tc, sens_initial_without_parameters, 0, 2);
+    tcase_add_loop_test(tc, sens_initial_equals_init_parameters, 0, 2);
     return s;
 }

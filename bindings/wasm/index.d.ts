@@ -78,6 +78,9 @@ export interface SolveOptions {
    * lowers the order near the stability limit (eigenvalues near the
    * imaginary axis). */
   stabilityLimitDetection?: boolean;
+  /** solveFwdSens: also the sensitivities to the initial values, sens[np + i]
+   * = d ys / d y0_i after the parameters' (default false). */
+  sensInitial?: boolean;
   /** At most this many recorded events per lane (default 10000); a lane with
    * more fails alone, keeping them. */
   maxEvents?: number;

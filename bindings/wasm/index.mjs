@@ -38,7 +38,7 @@ const HEADROOM_FRAMES = 256;
 const METHODS = Object.freeze({ __proto__: null, bdf: 1, adams: 2 });
 const MODES = Object.freeze({ __proto__: null, lanes: 1, lockstep: 2 });
 const OPTIONS = ['rtol', 'atol', 'method', 'mode', 't0', 'firstStep', 'maxSteps', 'maxStep', 'lockstepBlock',
-  'sensRtol', 'sensAtol', 'maxOrder', 'stabilityLimitDetection', 'maxEvents'];
+  'sensRtol', 'sensAtol', 'sensInitial', 'maxOrder', 'stabilityLimitDetection', 'maxEvents'];
 const SPEC_KEYS = ['nstates', 'nparams', 'rhs', 'jac', 'dfdp', 'init', 'out', 'nout', 'roots', 'nroots',
   'rootDirections', 'eventActions', 'onEvent', 'stops', 'starts', 'y0', 'params', 'tEval',
   'finalTime', 'options', 'loss'];
@@ -348,6 +348,11 @@ class OdeTensor {
       if (!Number.isInteger(v) || Math.abs(v) > INT_MAX)
         throw this.#error(OT_ERR_ARG, `options.maxOrder: ${v}; expected an integer (1-5 for 'bdf', 1-12 for 'adams', 0: the method's own)`);
       this.#check(m._otw_set_max_order(P, v));
+    }
+    if (o.sensInitial !== undefined) {
+      if (typeof o.sensInitial !== 'boolean')
+        throw this.#error(OT_ERR_ARG, `options.sensInitial: ${show(o.sensInitial)}; expected true or false`);
+      this.#check(m._otw_set_sens_initial(P, o.sensInitial ? 1 : 0));
     }
     if (o.stabilityLimitDetection !== undefined) {
       if (typeof o.stabilityLimitDetection !== 'boolean')

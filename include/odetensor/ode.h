@@ -217,6 +217,14 @@ OT_API int ot_cuda_device_count(int *count);
 /* Sensitivity tolerances: rtol >= 0, atol >= 0; both 0 (the default) lets
  * CVODES estimate them from the state tolerances and the parameter scales. */
 OT_API int ot_ode_set_sens_tolerances(ot_ode *ode, double rtol, double atol);
+/* With on != 0, ot_solve_fwd_sens also returns the sensitivities to the
+ * initial values: sens(np + i) = d ys / d y0_i for i < n, after the np
+ * parameters' (np may then be 0). y0_i counts as its own input even when
+ * init computes y0. Their rhs is J s by the same rule as the parameters'
+ * (difference quotients, or J s with ot_ode_set_dfdp), their initial
+ * value e_i, their estimated tolerances the states' (a scale of 1). CPU
+ * modes; the CUDA solver refuses it. */
+OT_API int ot_ode_set_sens_initial(ot_ode *ode, int on);
 
 #ifdef __cplusplus
 }

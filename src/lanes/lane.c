@@ -62,12 +62,15 @@ static int lane_start(ot__lanes_worker *w, int64_t b)
      * into dL/dp), in w->yS0 without vectors over it. */
     if (pl->kind != OT__SENS && (pl->kind != OT__ADJ || pl->has_y0))
         return OT_OK;
-    for (int64_t j = 0; j < np; j++) {
+    const int64_t ns = pl->kind == OT__SENS ? pl->ns : np;
+    for (int64_t j = 0; j < ns; j++) {
         double *s = w->yS0 + j * n;
         if (w->yS)
             N_VSetArrayPointer(s, w->yS[j]);
-        if (pl->has_y0) {
+        if (pl->has_y0 || j >= np) { /* j >= np: d y0 / d y0_(j - np) */
             memset(s, 0, (size_t)n * sizeof *s);
+            if (j >= np)
+                s[j - np] = 1.0;
             continue;
         }
         double *pp = w->pbuf + np;
@@ -104,22 +107,25 @@ int ot__lanes_call_out(ot__lanes_worker *w, double t, const double *y, ot_view p
     return OT_OK;
 }
 
-/* Output sensitivity j: central difference of out along (s_j, e_j). */
+/* Output sensitivity j: central difference of out along (s_j, e_j), or
+ * along s_j alone for an initial value's (j >= np). */
 static int out_sens(ot__lanes_worker *w, double t, const double *y, const double *s,
                     int64_t j, double *dst)
 {
     const int64_t n = w->n, np = w->plan->np, nout = w->plan->rows;
     double *pp = w->pbuf + np;
     memcpy(pp, w->pbuf, (size_t)np * sizeof *pp);
-    const double h = ot__fd_step(w->pbuf[j]);
+    const double h = ot__sens_step(w->pbuf, np, j);
     for (int64_t i = 0; i < n; i++) {
         w->yp_scratch[i] = y[i] + h * s[i];
         w->ym_scratch[i] = y[i] - h * s[i];
     }
-    pp[j] = w->pbuf[j] + h;
+    if (j < np)
+        pp[j] = w->pbuf[j] + h;
     int st = ot__lanes_call_out(w, t, w->yp_scratch, ot__view_compact(pp, np, 1),
                                 w->diff_scratch);
-    pp[j] = w->pbuf[j] - h;
+    if (j < np)
+        pp[j] = w->pbuf[j] - h;
     if (st == OT_OK)
         st = ot__lanes_call_out(w, t, w->ym_scratch, ot__view_compact(pp, np, 1), dst);
     for (int64_t r = 0; st == OT_OK && r < nout; r++)
@@ -145,7 +151,7 @@ int ot__lanes_emit(ot__lanes_worker *w, const ot__sink *sk, int64_t i, int64_t b
     ot__out_store(sol->ys, i, b, row, pl->rows);
     if (pl->kind != OT__SENS)
         return OT_OK;
-    for (int64_t j = 0; j < pl->np; j++) {
+    for (int64_t j = 0; j < pl->ns; j++) {
         const double *s = N_VGetArrayPointer(w->yS[j]);
         if (ode->out) {
             int st = out_sens(w, t, y, s, j, w->out_scratch);
@@ -254,7 +260,7 @@ static int reach(ot__lanes_worker *w, const ot__sink *sk, int64_t b, double targ
         *tret = target;
         if (target == w->t_restart) {
             memcpy(dst, w->y_restart, (size_t)w->n * sizeof *dst);
-            for (int64_t j = 0; pl->kind == OT__SENS && j < pl->np; j++)
+            for (int64_t j = 0; pl->kind == OT__SENS && j < pl->ns; j++)
                 N_VSetArrayPointer(w->yS0 + j * w->n, w->yS[j]);
             return 1;
         }
@@ -265,7 +271,7 @@ static int reach(ot__lanes_worker *w, const ot__sink *sk, int64_t b, double targ
             ot__cv_advance(w->cv, target, w->y, tret, pl->ode->max_steps, pl->ode->rtol,
                            ot__plan_t0(pl, b), w->cb.cv_msg, sizeof w->cb.cv_msg);
         if (flag >= 0 && pl->kind == OT__SENS) {
-            for (int64_t j = 0; j < pl->np; j++)
+            for (int64_t j = 0; j < pl->ns; j++)
                 N_VSetArrayPointer(w->sens_scratch + j * w->n, w->yS[j]);
             /* keep CV_ROOT_RETURN: only a failure replaces it */
             const int sflag = CVodeGetSensDky(w->cv, *tret, 0, w->yS);
@@ -490,8 +496,8 @@ void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
         /* CVODES (and the adjoint's difference quotients) perturb the
          * parameters in place: a private copy. */
         memcpy(w->pbuf, pcol, (size_t)pl->np * sizeof *w->pbuf);
-        for (int64_t j = 0; j < pl->np; j++)
-            w->pbar[j] = ot__sens_pbar(w->pbuf[j]);
+        for (int64_t j = 0; j < pl->ns; j++) /* initial values: a scale of 1 */
+            w->pbar[j] = j < pl->np ? ot__sens_pbar(w->pbuf[j]) : 1.0;
         pcol = w->pbuf;
     }
     if (pl->kind != OT__SENS && (ot__ode_handles_events(pl->ode) || pl->stops)) {
@@ -513,8 +519,9 @@ void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
             flag = CVodeAdjReInit(w->cv);
         /* CVODES copies pbar when it is set: give it this lane's scales. */
         if (!flag && pl->kind == OT__SENS)
-            flag = CVodeSetSensParams(w->cv, w->pbuf, w->pbar, NULL);
-        for (int64_t j = 0; !flag && w->atolS && j < pl->np; j++)
+            flag = CVodeSetSensParams(w->cv, w->pbuf, w->pbar,
+                                      pl->ode->sens_initial ? w->plist : NULL);
+        for (int64_t j = 0; !flag && w->atolS && j < pl->ns; j++)
             ot__sens_atol(pl->ode, w->pbuf, pl->np, j, w->n, 1,
                           N_VGetArrayPointer(w->atolS[j]));
         if (!flag && w->atolS) /* CVODES copies them */

@@ -114,9 +114,9 @@ static int sens_rhs_wrap(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Vec
         w->jac_scratch, w->dfdp_scratch, 1, w->lane, &w->sens_first);
     if (rc != 0)
         return rc;
-    for (int j = 0; j < ns; j++)
+    for (int j = 0; j < ns; j++) /* after the np parameters': initial values */
         ot__sens_jv_plus(w->jac_scratch, N_VGetArrayPointer(yS[j]),
-                         w->dfdp_scratch + (int64_t)j * w->n,
+                         j < w->plan->np ? w->dfdp_scratch + (int64_t)j * w->n : NULL,
                          N_VGetArrayPointer(ySdot[j]), w->n);
     return 0;
 }
@@ -149,29 +149,37 @@ static int configure(ot__lanes_worker *w)
     if (!f && ode->root_dir) /* CVODE copies the directions */
         f = CVodeSetRootDirection(cv, ode->root_dir);
     if (!f && pl->kind == OT__SENS) {
-        const int np = (int)pl->np;
-        w->yS = ot__nv_clone_array(np, w->y, 1);
+        /* ns = np, + n sensitivities to initial values (sens_initial):
+         * CVODES' difference quotients perturb p[plist[j]], so theirs
+         * point at pbuf[2 np], a slot rhs never sees (J s alone). */
+        const int np = (int)pl->np, ns = (int)pl->ns;
+        w->yS = ot__nv_clone_array(ns, w->y, 1);
         if (w->yS == NULL)
             return OT_ERR_NOMEM;
-        for (int j = 0; j < np; j++) {
+        for (int j = 0; j < ns; j++) {
             N_VSetArrayPointer(w->yS0 + (size_t)j * (size_t)w->n, w->yS[j]);
             N_VConst(0.0, w->yS[j]);
-            w->pbuf[j] = 1.0; /* real values come with each lane */
+            if (j < np)
+                w->pbuf[j] = 1.0; /* real values come with each lane */
             w->pbar[j] = 1.0;
+            w->plist[j] = j < np ? j : 2 * np;
         }
+        w->pbuf[2 * np] = 1.0;
         f = OT__SUN_CALL(ode->dfdp
-                             ? CVodeSensInit(cv, np, CV_STAGGERED, sens_rhs_wrap, w->yS)
-                             : CVodeSensInit1(cv, np, CV_STAGGERED, NULL, w->yS),
+                             ? CVodeSensInit(cv, ns, CV_STAGGERED, sens_rhs_wrap, w->yS)
+                             : CVodeSensInit1(cv, ns, CV_STAGGERED, NULL, w->yS),
                          CV_MEM_FAIL);
-        f = f ? f : CVodeSetSensParams(cv, w->pbuf, w->pbar, NULL);
+        f = f ? f
+              : CVodeSetSensParams(cv, w->pbuf, w->pbar,
+                                   ode->sens_initial ? w->plist : NULL);
         /* With derivatives, the tolerances lockstep uses (solve/sens.h),
          * set for each lane; without, CVODES' own estimate as raw CVODES. */
         if (!f && ode->dfdp && ot__sens_estimated(ode) &&
-            (w->atolS = ot__nv_clone_array(np, w->y, 0)) == NULL)
+            (w->atolS = ot__nv_clone_array(ns, w->y, 0)) == NULL)
             return OT_ERR_NOMEM;
-        for (int j = 0; w->atolS && j < np; j++)
+        for (int j = 0; w->atolS && j < ns; j++)
             N_VConst(0.0, w->atolS[j]);
-        f = f ? f : ot__cv_sens_setup(cv, ode, np, w->y, w->atolS, w->ctx, &w->NLSsens);
+        f = f ? f : ot__cv_sens_setup(cv, ode, ns, w->y, w->atolS, w->ctx, &w->NLSsens);
     }
     if (!f && pl->kind == OT__ADJ)
         f = ot__lanes_adjoint_setup(w);
@@ -193,7 +201,9 @@ int ot__lanes_worker_new(ot__lanes_worker **out, const ot__plan *pl)
      * sensitivities and their initial values (np * n each), and with dfdp
      * the Jacobian and df/dp (n * n, n * np; one double for what is not
      * used, so that every pointer is a live allocation). */
-    const size_t ns = pl->kind == OT__SENS || pl->kind == OT__ADJ ? np * n + 1 : 1;
+    const size_t ns = pl->kind == OT__SENS  ? (size_t)pl->ns * n + 1
+                      : pl->kind == OT__ADJ ? np * n + 1
+                                            : 1;
     const int derivs = pl->kind == OT__SENS && pl->ode->dfdp != NULL;
     double **const slots[10] = {&w->ys_scratch,   &w->y0_scratch,  &w->yp_scratch,
                                 &w->ym_scratch,   &w->out_scratch, &w->diff_scratch,
@@ -205,9 +215,10 @@ int ot__lanes_worker_new(ot__lanes_worker **out, const ot__plan *pl)
     for (int i = 0; i < 10; i++)
         ok &= (*slots[i] = OT__MALLOC(sizes[i] * sizeof(double))) != NULL;
     w->pbuf = OT__MALLOC((2 * np + 1) * sizeof(double));
-    w->pbar = OT__MALLOC((np + 1) * sizeof(double));
+    w->pbar = OT__MALLOC(((size_t)pl->ns + np + 1) * sizeof(double));
+    w->plist = OT__MALLOC(((size_t)pl->ns + 1) * sizeof(int));
     int st = OT_ERR_NOMEM;
-    if (ok && w->pbuf && w->pbar &&
+    if (ok && w->pbuf && w->pbar && w->plist &&
         OT__SUN_CALL(ot__sun_context_new(&w->ctx, &w->cb), -1) == 0) {
         w->y = OT__SUN_NEW(N_VMake_Serial(pl->n, w->ys_scratch, w->ctx));
         w->y0 = w->y ? OT__SUN_NEW(N_VMake_Serial(pl->n, w->y0_scratch, w->ctx)) : NULL;
@@ -236,9 +247,9 @@ void ot__lanes_worker_free(ot__lanes_worker *w)
     if (w == NULL)
         return;
     if (w->yS)
-        N_VDestroyVectorArray(w->yS, (int)w->plan->np);
+        N_VDestroyVectorArray(w->yS, (int)w->plan->ns);
     if (w->atolS)
-        N_VDestroyVectorArray(w->atolS, (int)w->plan->np);
+        N_VDestroyVectorArray(w->atolS, (int)w->plan->ns);
     CVodeFree(&w->cv);
     ot__lanes_adjoint_free(w); /* after CVodeFree, which frees CVODES' part */
     SUNLinSolFree(w->LS);
@@ -261,6 +272,7 @@ void ot__lanes_worker_free(ot__lanes_worker *w)
     free(w->dfdp_scratch);
     free(w->pbuf);
     free(w->pbar);
+    free(w->plist);
     ot__record_free(&w->steps);
     free(w);
 }

@@ -29,6 +29,7 @@ typedef struct {
     double *pbuf;    /* [2 np + 1]: the lane's params (CVODES perturbs them), then a
                         perturbed copy for output sensitivities */
     double *pbar;    /* [np] parameter scales for CVODES' difference quotients */
+    int *plist;      /* [ns]: the parameter each sensitivity perturbs (sens_initial) */
     /* Scratch, each its own allocation (owned): init and out write into
      * y0_scratch and out_scratch, and a write past the end of one must land
      * outside any allocation for the sanitizers to see it, not in the next

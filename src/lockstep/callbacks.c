@@ -141,8 +141,9 @@ static int sens_from_derivatives(ot__lockstep *L, int ns, double t, N_Vector y,
         const double *s = N_VGetArrayPointer(yS[j]);
         double *out = N_VGetArrayPointer(ySdot[j]);
         for (int64_t b = 0; b < nbatch; b++)
-            ot__sens_jv_plus(L->jb + b * n * n, s + b * n, L->db + (b * L->np + j) * n,
-                             out + b * n, n);
+            ot__sens_jv_plus(L->jb + b * n * n, s + b * n,
+                             j < L->np ? L->db + (b * L->np + j) * n : NULL, out + b * n,
+                             n); /* j >= np: an initial value's */
     }
     return 0;
 }
@@ -164,17 +165,18 @@ static int sens_rhs_cb(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Vecto
         const double *s = N_VGetArrayPointer(yS[j]);
         double *out = N_VGetArrayPointer(ySdot[j]);
         memcpy(L->pp, L->p, (size_t)(np * nbatch) * sizeof *L->pp);
-        for (int64_t b = 0; b < nbatch; b++) {
-            const double h = ot__fd_step(L->p[b * np + j]);
+        for (int64_t b = 0; b < nbatch; b++) { /* j >= np: an initial value's, s alone */
+            const double h = ot__sens_step(L->p + b * np, np, j);
             L->inc[b] = h;
             for (int64_t i = b * n; i < (b + 1) * n; i++) {
                 L->yp[i] = yd[i] + h * s[i];
                 L->ym[i] = yd[i] - h * s[i];
             }
-            L->pp[b * np + j] = L->p[b * np + j] + h;
+            if (j < np)
+                L->pp[b * np + j] = L->p[b * np + j] + h;
         }
         int rc = call_rhs(L, t, L->yp, L->pp, out);
-        for (int64_t b = 0; b < nbatch; b++)
+        for (int64_t b = 0; j < np && b < nbatch; b++)
             L->pp[b * np + j] = L->p[b * np + j] - L->inc[b];
         if (rc == 0)
             rc = call_rhs(L, t, L->ym, L->pp, L->yp);

@@ -12,6 +12,7 @@
 #include "solve/dq.h"
 #include "solve/nv_clone.h"
 #include "solve/pool.h"
+#include "solve/sens.h"
 #include "solve/sun_compat.h"
 #include "tensor/tensor_impl.h"
 
@@ -60,10 +61,12 @@ static int initial_state(ot__lockstep *L)
         memcpy(y + b * n, ot_view_lane(pl->y0, b), (size_t)n * sizeof *y);
     if (!pl->has_y0 && call_init(L, L->p, y) != OT_OK)
         return OT_ERR_CALLBACK;
-    for (int64_t j = 0; L->yS && j < np; j++) { /* sens, or the adjoint's dy0/dp */
+    for (int64_t j = 0; L->yS && j < L->nsv; j++) { /* sens, or the adjoint's dy0/dp */
         double *s = N_VGetArrayPointer(L->yS[j]);
         memset(s, 0, (size_t)(n * nbatch) * sizeof *s);
-        if (pl->has_y0)
+        for (int64_t b = 0; j >= np && b < nbatch; b++) /* d y0 / d y0_(j - np) */
+            s[b * n + j - np] = 1.0;
+        if (pl->has_y0 || j >= np)
             continue;
         memcpy(L->pp, L->p, (size_t)(np * nbatch) * sizeof *L->pp);
         for (int64_t b = 0; b < nbatch; b++)
@@ -137,29 +140,30 @@ static const double *rows_at(ot__lockstep *L, double t, const double *y, int *st
 }
 
 /* Output sensitivity j for all lanes into L->o2 (central differences of out
- * along (s_j, e_j)). */
+ * along (s_j, e_j), or along s_j alone for an initial value's, j >= np). */
 static int out_sens(ot__lockstep *L, double t, const double *y, const double *s,
                     int64_t j)
 {
     const int64_t n = L->n, nbatch = L->nbatch, np = L->np;
     memcpy(L->pp, L->p, (size_t)(np * nbatch) * sizeof *L->pp);
     for (int64_t b = 0; b < nbatch; b++) {
-        const double h = ot__fd_step(L->p[b * np + j]);
+        const double h = ot__sens_step(L->p + b * np, np, j);
         for (int64_t i = b * n; i < (b + 1) * n; i++) {
             L->yp[i] = y[i] + h * s[i];
             L->ym[i] = y[i] - h * s[i];
         }
-        L->pp[b * np + j] += h;
+        if (j < np)
+            L->pp[b * np + j] += h;
     }
     int st = call_out(L, t, L->yp, L->pp, L->o2);
-    for (int64_t b = 0; b < nbatch; b++)
+    for (int64_t b = 0; j < np && b < nbatch; b++)
         L->pp[b * np + j] = L->p[b * np + j] - ot__fd_step(L->p[b * np + j]);
     if (st == OT_OK)
         st = call_out(L, t, L->ym, L->pp, L->o);
     if (st != OT_OK)
         return st;
     for (int64_t b = 0; b < nbatch; b++) {
-        const double h2 = 2 * ot__fd_step(L->p[b * np + j]);
+        const double h2 = 2 * ot__sens_step(L->p + b * np, np, j);
         for (int64_t r = b * L->rows; r < (b + 1) * L->rows; r++)
             L->o2[r] = (L->o2[r] - L->o[r]) / h2;
     }
@@ -194,7 +198,7 @@ static int emit(ot__lockstep *L, ot_solution *sol, int64_t i, double t, N_Vector
     for (int64_t b = 0; b < L->nbatch; b++)
         if (due(L, b, i, t, &at))
             ot__out_store(sol->ys, at, L->lane0 + b, rows + b * L->rows, L->rows);
-    for (int64_t j = 0; L->plan->kind == OT__SENS && j < L->np; j++) {
+    for (int64_t j = 0; L->plan->kind == OT__SENS && j < L->nsv; j++) {
         const double *s = N_VGetArrayPointer(L->yS[j]);
         if (L->plan->ode->out) {
             if ((st = out_sens(L, t, y, s, j)) != OT_OK)

@@ -92,7 +92,8 @@ struct ot__lockstep {
     SUNMatrix A;
     SUNLinearSolver LS;
     SUNNonlinearSolver NLS, NLSsens;
-    N_Vector *yS; /* [np] lane vectors */
+    N_Vector *yS; /* [nsv] lane vectors */
+    int64_t nsv;  /* sensitivities (plan ns), or np for the adjoint's dy0/dp, or 0 */
     double *p;    /* [np, nbatch]: the params every callback sees (broadcast expanded) */
     double *pp;   /* [np, nbatch]: perturbed params for difference quotients */
     double *o, *o2;         /* [rows, nbatch]: out scratch */

@@ -31,15 +31,18 @@ void ot__lockstep_init(ot__lockstep *L, const ot__plan *pl,
     L->n = pl->n;
     L->nbatch = pl->nbatch;
     L->np = pl->np;
+    L->nsv = pl->kind == OT__SENS                 ? pl->ns
+             : pl->kind == OT__ADJ && !pl->has_y0 ? pl->np
+                                                  : 0;
     L->rows = pl->rows;
 }
 
 void ot__lockstep_free_common(ot__lockstep *L)
 {
     if (L->yS)
-        N_VDestroyVectorArray(L->yS, (int)L->np);
+        N_VDestroyVectorArray(L->yS, (int)L->nsv);
     if (L->atolS)
-        N_VDestroyVectorArray(L->atolS, (int)L->np);
+        N_VDestroyVectorArray(L->atolS, (int)L->nsv);
     CVodeFree(&L->cv);
     SUNLinSolFree(L->LS);
     SUNMatDestroy(L->A);
@@ -75,12 +78,12 @@ static int sens_atol_vectors(ot__lockstep *L)
 {
     const int64_t n = L->n, np = L->np;
     double *host = OT__MALLOC((size_t)(n * L->nbatch) * sizeof *host);
-    if (host == NULL || (L->atolS = ot__nv_clone_array((int)np, L->y, 0)) == NULL) {
+    if (host == NULL || (L->atolS = ot__nv_clone_array((int)L->nsv, L->y, 0)) == NULL) {
         free(host);
         return OT_ERR_NOMEM;
     }
     int st = OT_OK;
-    for (int64_t j = 0; j < np && st == OT_OK; j++) {
+    for (int64_t j = 0; j < L->nsv && st == OT_OK; j++) {
         ot__sens_atol(L->plan->ode, L->p, np, j, n, L->nbatch, host);
         st = L->be->upload(L, L->atolS[j], host);
     }
@@ -124,13 +127,13 @@ static int configure(ot__lockstep *L)
     }
     if (!f && pl->kind == OT__SENS) {
         f = OT__SUN_CALL(
-            CVodeSensInit(cv, (int)L->np, CV_STAGGERED, be->callbacks->sens_rhs, L->yS),
+            CVodeSensInit(cv, (int)L->nsv, CV_STAGGERED, be->callbacks->sens_rhs, L->yS),
             CV_MEM_FAIL);
         const int st = f || !ot__sens_estimated(ode) ? OT_OK : sens_atol_vectors(L);
         if (st != OT_OK)
             return st;
         f = f ? f
-              : ot__cv_sens_setup(cv, ode, (int)L->np, L->y, L->atolS, L->ctx,
+              : ot__cv_sens_setup(cv, ode, (int)L->nsv, L->y, L->atolS, L->ctx,
                                   &L->NLSsens);
     }
     if (!f && pl->kind == OT__ADJ)
@@ -150,8 +153,7 @@ int ot__lockstep_finish_setup(ot__lockstep *L)
     if (L->ewt == NULL)
         return OT_ERR_NOMEM;
     /* Sensitivities, or dy0/dp for the adjoint when init computes y0. */
-    if ((pl->kind == OT__SENS || (pl->kind == OT__ADJ && !pl->has_y0 && L->np > 0)) &&
-        (L->yS = ot__nv_clone_array((int)L->np, L->y, 0)) == NULL)
+    if (L->nsv > 0 && (L->yS = ot__nv_clone_array((int)L->nsv, L->y, 0)) == NULL)
         return OT_ERR_NOMEM;
     const int st = L->be->initial_state(L);
     if (st != OT_OK)

@@ -228,7 +228,7 @@ static int plan(ot__mpi *m, const check_rec *rec)
     m->n = rec[0].desc.n;
     m->np = rec[0].desc.np;
     m->rows = rec[0].desc.rows;
-    m->nsens = m->sens ? m->np : 0;
+    m->nsens = m->sens ? rec[0].desc.nsens : 0;
     m->has_y0 = (int)root->has_y0;
     m->has_roots = m->desc.nroots > 0;
     m->isz = m->desc.out_dtype == OT_F32 ? sizeof(float) : sizeof(double);

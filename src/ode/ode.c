@@ -62,6 +62,13 @@ int ot_ode_set_jac(ot_ode *ode, ot_jac_fn jac)
     return OT_OK;
 }
 
+int ot_ode_set_sens_initial(ot_ode *ode, int on)
+{
+    NEED_ODE("ot_ode_set_sens_initial");
+    ode->sens_initial = on != 0;
+    return OT_OK;
+}
+
 int ot_ode_set_dfdp(ot_ode *ode, ot_dfdp_fn dfdp)
 {
     NEED_ODE("ot_ode_set_dfdp");

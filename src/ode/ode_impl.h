@@ -41,6 +41,7 @@ struct ot_ode {
     int64_t max_events;
     ot_device device;
     int outputs_on_device;
+    int sens_initial; /* sensitivities to y0 after the parameters' */
 };
 
 /* Whether any root records events (OT_EVENT_RECORD or OT_EVENT_HANDLE). */

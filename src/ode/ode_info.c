@@ -44,6 +44,7 @@ static uint64_t fingerprint(const struct ot_ode *o)
                             o->max_order,
                             o->event_fn != NULL,
                             o->dfdp != NULL,
+                            o->sens_initial,
                             o->max_events,
                             o->stab_limit};
     const double dbl[] = {o->rtol, o->atol,      o->t0,       o->h0,
@@ -66,6 +67,7 @@ int ot__ode_describe(const ot_ode *ode, ot__ode_info *info)
         return ot__fail(OT_ERR_ARG, "%s: NULL", ode == NULL ? "ode" : "info");
     info->n = ode->n;
     info->np = ode->np;
+    info->nsens = ode->np + (ode->sens_initial ? ode->n : 0);
     info->nout = ode->nout;
     info->nroots = ode->nroots;
     info->rows = ode->out ? ode->nout : ode->n;

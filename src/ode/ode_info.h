@@ -13,7 +13,8 @@ extern "C" {
 
 typedef struct {
     int64_t n, np, nout, nroots;
-    int64_t rows; /* rows of an output: nout with an out function, else n */
+    int64_t nsens; /* ot_solve_fwd_sens' sensitivities: np, + n with sens_initial */
+    int64_t rows;  /* rows of an output: nout with an out function, else n */
     int mode, threads, out_dtype;
     int has_init, outputs_on_device; /* outputs kept on a CUDA device */
     int records_events;              /* a root records or handles events (issue 14) */

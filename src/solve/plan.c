@@ -305,8 +305,13 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
     if (ot_view_is_absent(params) && ode->np > 0)
         return ot__fail(OT_ERR_ARG, "params: absent, but the problem has %lld parameters",
                         (long long)ode->np);
-    if (kind == OT__SENS && ode->np == 0)
-        return ot__fail(OT_ERR_ARG, "params: sensitivities need nparams >= 1");
+    pl->ns = kind == OT__SENS ? ode->np + (ode->sens_initial ? ode->n : 0) : 0;
+    if (kind == OT__SENS && pl->ns == 0)
+        return ot__fail(OT_ERR_ARG, "params: sensitivities need nparams >= 1 (or "
+                                    "ot_ode_set_sens_initial)");
+    if (kind == OT__SENS && ode->sens_initial && ode->device.type == OT_CUDA)
+        return ot__fail(OT_ERR_ARG, "sens_initial: the CUDA solver has sensitivities to "
+                                    "parameters only; solve on the CPU");
     /* Checked here, not when set: the method may be set after them. */
     if (ode->method == OT_BDF && ode->max_order > 5)
         return ot__fail(OT_ERR_VALUE, "max_order: %d; OT_BDF allows 1 to 5",

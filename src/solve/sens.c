@@ -58,6 +58,8 @@ int ot__derivs_dfdp(ot__cb *cb, const ot_ode *ode, double t, ot_view y, ot_view 
                     double *D, int64_t lanes, int64_t lane0, int *first)
 {
     const int64_t n = y.layout.shape[0], np = p.layout.shape[0];
+    if (np == 0) /* sensitivities to initial values alone: no df/dp */
+        return 0;
     const int check = *first;
     *first = 0;
     prepare(D, n * np * lanes, check);
@@ -83,7 +85,7 @@ void ot__sens_atol(const ot_ode *ode, const double *p, int64_t np, int64_t j, in
                    int64_t lanes, double *out)
 {
     for (int64_t b = 0; b < lanes; b++) {
-        const double pbar = ot__sens_pbar(p[b * np + j]);
+        const double pbar = j < np ? ot__sens_pbar(p[b * np + j]) : 1.0;
         for (int64_t i = 0; i < n; i++)
             out[b * n + i] = (ode->atol_vec ? ode->atol_vec[i] : ode->atol) / pbar;
     }

@@ -11,6 +11,7 @@
 
 #include "odetensor/ode.h"
 #include "solve/callback.h"
+#include "solve/dq.h"
 
 /* The user's Jacobian into J [n, n, lanes] and df/dp into D [n, np, lanes]
  * at (t, y, p), for lanes lane0.. of the solution. Both arrive zeroed by
@@ -34,6 +35,13 @@ int ot__derivs_dfdp(ot__cb *cb, const ot_ode *ode, double t, ot_view y, ot_view 
  * 1 for p = 0 (lanes mode gives CVODES these as pbar). */
 static inline double ot__sens_pbar(double p) { return p != 0 ? fabs(p) : 1.0; }
 
+/* The central-difference step along sensitivity j: the parameter's
+ * (ot__fd_step) for j < np, a unit scale's for an initial value's. */
+static inline double ot__sens_step(const double *p, int64_t np, int64_t j)
+{
+    return ot__fd_step(j < np ? p[j] : 1.0);
+}
+
 /* CVODES' estimated sensitivity tolerances (CVodeSensEEtolerances: the
  * states' tolerances with atol / pbar_j) take one pbar_j for all lanes of
  * a lockstep vector, so they are given as vectors instead
@@ -45,12 +53,13 @@ int ot__sens_estimated(const ot_ode *ode); /* no ot_ode_set_sens_tolerances */
 void ot__sens_atol(const ot_ode *ode, const double *p, int64_t np, int64_t j, int64_t n,
                    int64_t lanes, double *out);
 
-/* out = J s + d for one lane: J [n, n] column-major; s, d, out [n]. */
+/* out = J s + d for one lane: J [n, n] column-major; s, d, out [n]; d NULL
+ * for a sensitivity to an initial value (J s alone). */
 static inline void ot__sens_jv_plus(const double *J, const double *s, const double *d,
                                     double *out, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
-        out[i] = d[i];
+        out[i] = d ? d[i] : 0.0;
     for (int64_t k = 0; k < n; k++) {
         const double sk = s[k], *col = J + k * n;
         for (int64_t i = 0; i < n; i++)

@@ -313,8 +313,9 @@ static int outputs(ledger *lg, const ot__plan *pl, int64_t nt, uint64_t sens)
     int st = add_term(lg, steps ? "ys (2 steps a lane at least)" : "ys", item, NULL, 3,
                       lab, v, dev);
     if (st == OT_OK && sens) {
-        const char *sl[] = {"np", "rows", "nt", "nbatch"};
-        const int64_t sv[] = {pl->np, pl->rows, nt, pl->nbatch};
+        const char *sl[] = {pl->ode->sens_initial ? "(np + n)" : "np", "rows", "nt",
+                            "nbatch"};
+        const int64_t sv[] = {pl->ns, pl->rows, nt, pl->nbatch};
         st = add_term(lg, "sensitivities", item, NULL, 4, sl, sv, dev);
     }
     if (st == OT_OK && !steps) { /* per-lane times: ts [nt, nbatch] */
@@ -386,7 +387,7 @@ int ot__size_check(const ot__plan *pl, ot_view y0, ot_view params, ot_view t_eva
 {
     ledger lg;
     lg.count = 0;
-    const uint64_t sens = pl->kind == OT__SENS ? (uint64_t)pl->np : 0;
+    const uint64_t sens = (uint64_t)pl->ns;
     int st = outputs(&lg, pl, nt, sens);
     if (st == OT_OK)
         st = copies(&lg, pl, y0, params, t_eval, nt);

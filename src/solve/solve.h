@@ -23,9 +23,10 @@ typedef struct {
     const ot__solver *solver; /* chosen from the problem's mode and device */
     ot__kind kind;
     int64_t n, np, nbatch, nt, rows; /* rows: nout, or n without out */
-    int64_t threads;                 /* worker threads, at most the units they share */
-    int64_t block;                   /* lanes one solver instance runs: 1 (lanes mode), or
-                                        a lockstep block (the whole batch by default) */
+    int64_t ns;      /* OT__SENS: the sensitivities, np (+ n with sens_initial); else 0 */
+    int64_t threads; /* worker threads, at most the units they share */
+    int64_t block;   /* lanes one solver instance runs: 1 (lanes mode), or
+                        a lockstep block (the whole batch by default) */
     int has_y0;
     ot_view y0;          /* [n, 1|nbatch] f64 when has_y0 */
     ot_view p;           /* [np, 1|nbatch] f64 (np may be 0) */

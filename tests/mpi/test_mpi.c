@@ -237,9 +237,12 @@ static ot_solution *reference(const ot_ode *o, ot_view y0, ot_view p, int sens, 
     return ref;
 }
 
+/* sens: 0 dense, 1 forward sensitivities, 2 also to the initial values. */
 static void test_local_distributed(int sens, ot_mpi_balance bal, int64_t block)
 {
     ot_ode *o = model(PLAIN, 2);
+    if (sens == 2 && ot_ode_set_sens_initial(o, 1) != OT_OK)
+        fail("ot_ode_set_sens_initial: %s", ot_last_error());
     int rst;
     char rmsg[512];
     ot_solution *ref = reference(o, mat(y0g, OT_F64, 2, N), mat(parg, OT_F64, NPAR, N),
@@ -464,6 +467,8 @@ int main(int argc, char **argv)
     report("local slices, dynamic blocks of 5: lanes = one process");
     test_local_distributed(1, OT_MPI_DYNAMIC, 7);
     report("forward sensitivities: sens travel, = ot_solve_fwd_sens");
+    test_local_distributed(2, OT_MPI_DYNAMIC, 7);
+    report("sensitivities to initial values travel too, = ot_solve_fwd_sens");
     test_root(OT_MPI_OUTPUT_GATHER, PLAIN);
     report("root scatters f32 params and broadcast y0, gathers: = one process");
     test_root(OT_MPI_OUTPUT_DISTRIBUTED, PLAIN);

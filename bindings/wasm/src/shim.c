@@ -367,6 +367,11 @@ OTW_API int otw_set_max_order(otw_problem *P, int v)
     return ot_ode_set_max_order(ode_of(P), v);
 }
 
+OTW_API int otw_set_sens_initial(otw_problem *P, int on)
+{
+    return ot_ode_set_sens_initial(ode_of(P), on);
+}
+
 OTW_API int otw_set_stability_limit_detection(otw_problem *P, int on)
 {
     return ot_ode_set_stability_limit_detection(ode_of(P), on);

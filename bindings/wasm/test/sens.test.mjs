@@ -79,3 +79,17 @@ test('dfdp needs jac; a lockstep dfdp written for lane 0 only fails naming lane 
   assert.match(sol.message[1], /dfdp wrote nothing for lane 1/);
   sol.dispose();
 });
+
+test('sensInitial: sensitivities to the initial values after the parameters\', both modes', () => {
+  const rhs = (t, y, p, f, k) => { for (let b = 0; b < k; b++) f[b] = -p[b] * y[b]; };
+  for (const mode of ['lanes', 'lockstep']) {
+    const sol = ot.solveFwdSens({ nstates: 1, nparams: 1, rhs, y0: [1, 2], params: [0.5, 1.5], tEval: [1, 2],
+      options: { mode, sensInitial: true, rtol: 1e-9, atol: 1e-11 } });
+    assert.equal(sol.sens.length, 2);
+    [0.5, 1.5].forEach((k, b) => [1, 2].forEach((t, i) => {
+      assert.ok(Math.abs(sol.sens[1].get(0, i, b) - Math.exp(-k * t)) <= 1e-7, `${mode} dy/dy0 lane ${b}`);
+      assert.ok(Math.abs(sol.sens[0].get(0, i, b) + t * (b + 1) * Math.exp(-k * t)) <= 1e-6, `${mode} dy/dk lane ${b}`);
+    }));
+    sol.dispose();
+  }
+});
