@@ -961,6 +961,119 @@ START_TEST(adjoint_lockstep_loss_failure_fails_its_lane)
 }
 END_TEST
 
+/* ---- Integral terms ---------------------------------------------------------- */
+
+/* q = y_0^2 (decay), no explicit dependence on p. */
+static int q_square(double t, int64_t lane, ot_view y, ot_view p, ot_view_mut q,
+                    ot_view_mut dqdy, ot_view_mut dqdp, void *u)
+{
+    (void)t, (void)lane, (void)p, (void)dqdp, (void)u;
+    const double x = ot_view_col_f64(y, 0, 0)[0];
+    ot_view_mut_col_f64(q, 0, 0)[0] = x * x;
+    ot_view_mut_col_f64(dqdy, 0, 0)[0] = 2 * x;
+    return 0;
+}
+
+/* Loop 0: lanes, 1: lockstep. L = integral of y^2 over [0, 3] for y' = -k y,
+ * y(0) = a: a^2 (1 - e^(-6k)) / 2k, against the analytic dL/dk, dL/da. */
+START_TEST(adjoint_integral_term_matches_the_analytic_gradient)
+{
+    enum { L = 4, NT = 3 };
+    const double t[NT] = {1, 2, 3}, T = 3;
+    double k[L], a[L];
+    for (int64_t b = 0; b < L; b++)
+        k[b] = 0.3 + 0.2 * (double)b, a[b] = 1.0 + 0.1 * (double)b;
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 1, 1, decay_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_atol(ode, 1e-12), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_mode(ode, _i ? OT_LOCKSTEP : OT_LANES), OT_OK, NULL);
+    ot_loss loss = ot_loss_squares(ot_view_absent(), ot_view_absent());
+    loss.integrand = q_square;
+    ot_solution *sol = NULL;
+    ck_assert_status(ot_solve_adjoint(ode, st_mat(a, 1, L), st_mat(k, 1, L),
+                                      st_vec(t, NT), &loss, &sol),
+                     OT_OK, NULL);
+    for (int64_t b = 0; b < L; b++) {
+        const double e = exp(-2 * k[b] * T);
+        const double l = a[b] * a[b] * (1 - e) / (2 * k[b]);
+        const double dk = a[b] * a[b] * (T * e / k[b] - (1 - e) / (2 * k[b] * k[b]));
+        const double da = a[b] * (1 - e) / k[b];
+        const double gl = grad_at(sol, OT_GRAD_LOSS, 0, b),
+                     gk = grad_at(sol, OT_GRAD_PARAMS, 0, b),
+                     ga = grad_at(sol, OT_GRAD_Y0, 0, b);
+        ck_assert_msg(fabs(gl - l) <= 1e-8 * l, "lane %d: L %.12g vs %.12g", (int)b, gl,
+                      l);
+        ck_assert_msg(fabs(gk - dk) <= 1e-7 * fabs(dk), "lane %d: dL/dk %.12g vs %.12g",
+                      (int)b, gk, dk);
+        ck_assert_msg(fabs(ga - da) <= 1e-7 * fabs(da), "lane %d: dL/da %.12g vs %.12g",
+                      (int)b, ga, da);
+    }
+    ot_solution_free(sol);
+    ot_ode_free(ode);
+}
+END_TEST
+
+/* q = 0.1 (y_0 - 2)^2 + alpha^2 (explicit in p). */
+static int q_lv(double t, int64_t lane, ot_view y, ot_view p, ot_view_mut q,
+                ot_view_mut dqdy, ot_view_mut dqdp, void *u)
+{
+    (void)t, (void)lane, (void)u;
+    const double x = ot_view_col_f64(y, 0, 0)[0], al = ot_view_col_f64(p, 0, 0)[0];
+    ot_view_mut_col_f64(q, 0, 0)[0] = 0.1 * (x - 2) * (x - 2) + al * al;
+    ot_view_mut_col_f64(dqdy, 0, 0)[0] = 0.2 * (x - 2);
+    ot_view_mut_col_f64(dqdp, 0, 0)[0] = 2 * al;
+    return 0;
+}
+
+/* Loop 0: lanes, 1: lockstep. Squares plus the integral term on
+ * Lotka-Volterra: gradients against central differences of L (the losses
+ * of perturbed lanes, one lockstep call) to 1e-6. */
+START_TEST(adjoint_integral_term_agrees_with_differences)
+{
+    double p[4], y0[2];
+    lv_lanes(p, y0, 1);
+    const ot_mode mode = _i ? OT_LOCKSTEP : OT_LANES;
+    ot_ode *ode = lv_ode(1, 1, 1e-10);
+    ck_assert_status(ot_ode_set_mode(ode, mode), OT_OK, NULL);
+    ot_loss loss = ot_loss_squares(st_mat(LV_DATA, 2, LV_NT), ot_view_absent());
+    loss.integrand = q_lv;
+    ot_solution *sol = NULL, *fd = NULL;
+    ck_assert_status(ot_solve_adjoint(ode, st_vec(y0, 2), st_vec(p, 4),
+                                      st_vec(LV_T, LV_NT), &loss, &sol),
+                     OT_OK, NULL);
+    /* 12 perturbed lanes: p_j and y0_k up and down by 1e-5 relative. */
+    double pp[4 * 12], yy[2 * 12], h[6];
+    for (int k = 0; k < 6; k++)
+        for (int s = 0; s < 2; s++) {
+            const int lane = 2 * k + s;
+            memcpy(pp + 4 * lane, p, sizeof p);
+            memcpy(yy + 2 * lane, y0, sizeof y0);
+            double *x = k < 4 ? pp + 4 * lane + k : yy + 2 * lane + (k - 4);
+            h[k] = 1e-5 * fabs(*x);
+            *x += s ? -h[k] : h[k];
+        }
+    ck_assert_status(ot_ode_set_mode(ode, OT_LOCKSTEP), OT_OK, NULL);
+    ck_assert_status(ot_solve_adjoint(ode, st_mat(yy, 2, 12), st_mat(pp, 4, 12),
+                                      st_vec(LV_T, LV_NT), &loss, &fd),
+                     OT_OK, NULL);
+    double adj[6], dif[6];
+    for (int k = 0; k < 6; k++) {
+        adj[k] = k < 4 ? grad_at(sol, OT_GRAD_PARAMS, k, 0)
+                       : grad_at(sol, OT_GRAD_Y0, k - 4, 0);
+        dif[k] = (grad_at(fd, OT_GRAD_LOSS, 0, 2 * k) -
+                  grad_at(fd, OT_GRAD_LOSS, 0, 2 * k + 1)) /
+                 (2 * h[k]);
+    }
+    const double g = rel_gap(adj, dif, 6);
+    ck_assert_msg(g < 1e-6, "adjoint vs differences %.3g (dL/dalpha %.10g vs %.10g)", g,
+                  adj[0], dif[0]);
+    ot_solution_free(sol);
+    ot_solution_free(fd);
+    ot_ode_free(ode);
+}
+END_TEST
+
 Suite *adjoint_suite(void)
 {
     Suite *s = suite_create("adjoint");
@@ -984,5 +1097,8 @@ Suite *adjoint_suite(void)
     tcase_add_loop_test(tc, adjoint_lockstep_agrees_with_lanes, 0, 2);
     tcase_add_loop_test(tc, adjoint_lockstep_robertson_agrees_with_lanes, 0, 2);
     tcase_add_test(tc, adjoint_lockstep_loss_failure_fails_its_lane);
+    tc = ot_test_tcase(s, "integral terms", 60);
+    tcase_add_loop_test(tc, adjoint_integral_term_matches_the_analytic_gradient, 0, 2);
+    tcase_add_loop_test(tc, adjoint_integral_term_agrees_with_differences, 0, 2);
     return s;
 }

@@ -5,7 +5,8 @@ import type { LoadOptions, OdeTensor, OdeTensorError } from './index.js' with { 
 export type {
   NumericArray, CallbackResult, RhsFunction, JacFunction, DfdpFunction, InitFunction, OutFunction, RootFunction,
   SolveOptions, Problem, DenseProblem, StepsProblem, DLDataType, DLDevice, Tensor, LaneStats,
-  StatusName, Solution, SensSolution, LossFunction, AdjointProblem, AdjointSolution,
+  StatusName, Solution, SensSolution, LossFunction, IntegrandFunction, AdjointProblem,
+  AdjointSolution,
   OdeTensor, LoadOptions,
 } from './index.js' with { 'resolution-mode': 'import' };
 

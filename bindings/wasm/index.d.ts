@@ -242,12 +242,21 @@ export interface Solution {
 export type LossFunction = (t: number, i: number, y: Float64Array, p: Float64Array,
   g: Float64Array, dgdy: Float64Array, dgdp: Float64Array, k: number, lane: number) => CallbackResult;
 
+/** An integral term of solveAdjoint's loss, q(t, y, p) of one lane: write
+ * q [1], dqdy [n], dqdp [np] (zeroed) in place. */
+export type IntegrandFunction = (t: number, y: Float64Array, p: Float64Array, q: Float64Array,
+  dqdy: Float64Array, dqdp: Float64Array, lane: number) => CallbackResult;
+
 export interface AdjointProblem extends DenseProblem {
   /** A sum of squares, sum over outputs of w (o - data)^2 with o = y (or
    * out's rows): data [rows, nt] for every lane or [rows, nt, nbatch],
    * column-major, NaN for no datum; weights the same shape (default 1).
-   * Or the user's loss terms. */
-  loss: { data: NumericArray; weights?: NumericArray } | LossFunction;
+   * Or the user's loss terms (a function, or { fn }). Either may add the
+   * integral of `integrand` from t0 to the last output time. */
+  loss: { data: NumericArray; weights?: NumericArray; integrand?: IntegrandFunction }
+    | { fn: LossFunction; integrand?: IntegrandFunction }
+    | { integrand: IntegrandFunction }
+    | LossFunction;
 }
 
 export interface AdjointSolution extends Solution {

@@ -225,51 +225,83 @@ class OdeTensor {
     return idx;
   }
 
-  // solveAdjoint's loss: [data, dataLanes, weights, lossFn] for the shim.
-  // { data, weights }: data [rows, nt] or [rows, nt, nbatch] column-major
-  // (rows = nout with out, else nstates), weights the same or absent; or a
-  // function (t, i, y, p, g, dgdy, dgdp, k, lane) writing g [k] and the
-  // derivatives dgdy [n, k], dgdp [np, k] (zeroed) in place.
+  // solveAdjoint's loss: [data, dataLanes, weights, lossFn, integrand] for the
+  // shim. A function: the loss terms (t, i, y, p, g, dgdy, dgdp, k, lane),
+  // writing g [k] and dgdy [n, k], dgdp [np, k] (zeroed) in place; or an
+  // object { data, weights } (data [rows, nt] or [rows, nt, nbatch]
+  // column-major, rows = nout with out, else nstates; weights the same or
+  // absent) or { fn } (the function), either with an optional integrand
+  // (t, y, p, q, dqdy, dqdp, lane) for an integral term; { integrand }
+  // alone is an integral loss.
   #loss(loss, dims, nt, nout, thrown, held) {
     const m = this.#m;
     const { n, np } = dims;
-    if (typeof loss === 'function') {
+    const fail = (name, lane, e) => {
+      if (dims.lockstep) thrown.batch ??= { name, error: e };
+      else if (!thrown.lanes.has(lane)) thrown.lanes.set(lane, { name, error: e });
+      return -1;
+    };
+    const grew = (b, name) => {
+      if (m.HEAPF64.buffer !== b)
+        throw new Error(`${name}: wasm memory grew during the call (a solve nested in it?); its results were lost`);
+    };
+    const spec = typeof loss === 'function' ? { fn: loss } : loss;
+    if (spec === null || typeof spec !== 'object' || Array.isArray(spec))
+      throw this.#error(OT_ERR_ARG, `loss: ${show(loss)}; expected { data, weights } (a sum of squares), a function (t, i, y, p, g, dgdy, dgdp, k, lane), or { fn } / { integrand }`);
+    for (const key of Object.keys(spec))
+      if (!['data', 'weights', 'fn', 'integrand'].includes(key))
+        throw this.#error(OT_ERR_ARG, `loss: unknown field '${key}' (known: data, weights, fn, integrand)`);
+    const has = (x) => x !== undefined && x !== null;
+    for (const key of ['fn', 'integrand'])
+      if (has(spec[key]) && typeof spec[key] !== 'function')
+        throw this.#error(OT_ERR_ARG, `loss.${key}: expected a function, not ${show(spec[key])}`);
+    if (!has(spec.data) && !has(spec.fn) && !has(spec.integrand))
+      throw this.#error(OT_ERR_ARG, `loss: ${show(loss)}; expected { data, weights } (a sum of squares), a function (t, i, y, p, g, dgdy, dgdp, k, lane), or { fn } / { integrand }`);
+    let lf = 0, qf = 0, dp = 0, lanes = 1, wp = 0;
+    if (has(spec.fn)) {
+      const f = spec.fn;
       const wrapped = (t, i, yp, pp, gp, dyp, dpp, k, lane) => {
         try {
           const b = m.HEAPF64.buffer;
-          const r = loss(t, i, new Float64Array(b, yp, n * k).slice(), new Float64Array(b, pp, pp ? np * k : 0).slice(),
+          const r = f(t, i, new Float64Array(b, yp, n * k).slice(), new Float64Array(b, pp, pp ? np * k : 0).slice(),
             new Float64Array(b, gp, k), new Float64Array(b, dyp, n * k), new Float64Array(b, dpp, dpp ? np * k : 0), k, lane);
-          if (m.HEAPF64.buffer !== b)
-            throw new Error('loss: wasm memory grew during the call (a solve nested in it?); its results were lost');
+          grew(b, 'loss');
           return returnCode(r, 'loss');
-        } catch (e) {
-          if (dims.lockstep) thrown.batch ??= { name: 'loss', error: e };
-          else if (!thrown.lanes.has(lane)) thrown.lanes.set(lane, { name: 'loss', error: e });
-          return -1;
-        }
+        } catch (e) { return fail('loss', lane, e); }
       };
-      const idx = m.addFunction(wrapped, 'idiiiiiiiii');
-      held.push(() => m.removeFunction(idx));
-      return [0, 1, 0, idx];
+      lf = m.addFunction(wrapped, 'idiiiiiiiii');
+      held.push(() => m.removeFunction(lf));
     }
-    if (loss === null || typeof loss !== 'object' || loss.data === undefined)
-      throw this.#error(OT_ERR_ARG, `loss: ${show(loss)}; expected { data, weights } (a sum of squares) or a function (t, i, y, p, g, dgdy, dgdp, k, lane)`);
-    for (const key of Object.keys(loss))
-      if (key !== 'data' && key !== 'weights')
-        throw this.#error(OT_ERR_ARG, `loss: unknown field '${key}' (known: data, weights)`);
-    const rows = nout > 0 ? nout : n, per = rows * nt;
-    const len = this.#length(loss.data, 'loss.data');
-    if (per === 0 || len % per !== 0)
-      throw this.#error(OT_ERR_SHAPE, `loss.data: ${len} values; expected ${rows} x ${nt} (rows x nt) or ${rows} x ${nt} x nbatch`);
-    const lanes = len / per;
-    const [dp] = this.#input(loss.data, per, 'loss.data', 'rows x nt', held);
-    let wp = 0;
-    if (loss.weights !== undefined && loss.weights !== null) {
-      if (this.#length(loss.weights, 'loss.weights') !== len)
-        throw this.#error(OT_ERR_SHAPE, `loss.weights: ${this.#length(loss.weights, 'loss.weights')} values; expected ${len}, as data`);
-      [wp] = this.#input(loss.weights, per, 'loss.weights', 'rows x nt', held);
+    if (has(spec.integrand)) {
+      const f = spec.integrand;
+      const wrapped = (t, yp, pp, qp, dyp, dpp, lane) => {
+        try {
+          const b = m.HEAPF64.buffer;
+          const r = f(t, new Float64Array(b, yp, n).slice(), new Float64Array(b, pp, pp ? np : 0).slice(),
+            new Float64Array(b, qp, 1), new Float64Array(b, dyp, n), new Float64Array(b, dpp, dpp ? np : 0), lane);
+          grew(b, 'integrand');
+          return returnCode(r, 'integrand');
+        } catch (e) { return fail('integrand', lane, e); }
+      };
+      qf = m.addFunction(wrapped, 'idiiiiiii');
+      held.push(() => m.removeFunction(qf));
     }
-    return [dp, lanes, wp, 0];
+    if (has(spec.data)) {
+      const rows = nout > 0 ? nout : n, per = rows * nt;
+      const len = this.#length(spec.data, 'loss.data');
+      if (per === 0 || len % per !== 0)
+        throw this.#error(OT_ERR_SHAPE, `loss.data: ${len} values; expected ${rows} x ${nt} (rows x nt) or ${rows} x ${nt} x nbatch`);
+      lanes = len / per;
+      [dp] = this.#input(spec.data, per, 'loss.data', 'rows x nt', held);
+      if (has(spec.weights)) {
+        if (this.#length(spec.weights, 'loss.weights') !== len)
+          throw this.#error(OT_ERR_SHAPE, `loss.weights: ${this.#length(spec.weights, 'loss.weights')} values; expected ${len}, as data`);
+        [wp] = this.#input(spec.weights, per, 'loss.weights', 'rows x nt', held);
+      }
+    } else if (has(spec.weights)) {
+      throw this.#error(OT_ERR_ARG, 'loss.weights: only with loss.data');
+    }
+    return [dp, lanes, wp, lf, qf];
   }
 
   // The event handler as a wasm table entry: onEvent(t, root, y, p, lane)
@@ -452,8 +484,8 @@ class OdeTensor {
       const timed = (tp, nt) => {
         if (kind === 'dense') return () => m._otw_solve_dense(slot, P, y0, y0c, pp, pc, tp, nt);
         if (kind === 'sens') return () => m._otw_solve_fwd_sens(slot, P, y0, y0c, pp, pc, tp, nt);
-        const [dp, dl, wp, lf] = this.#loss(spec.loss, dims, nt, nout, thrown, held);
-        return () => m._otw_solve_adjoint(slot, P, y0, y0c, pp, pc, tp, nt, dp, dl, wp, lf);
+        const [dp, dl, wp, lf, qf] = this.#loss(spec.loss, dims, nt, nout, thrown, held);
+        return () => m._otw_solve_adjoint(slot, P, y0, y0c, pp, pc, tp, nt, dp, dl, wp, lf, qf);
       };
       if (kind === 'steps') {
         const tf = this.#num(spec.finalTime, 'finalTime');

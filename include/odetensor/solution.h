@@ -168,17 +168,28 @@ OT_API int ot_solution_lane_stats(const ot_solution *sol, int64_t b, ot_lane_sta
 typedef int (*ot_loss_fn)(double t, int64_t i, int64_t lane, ot_view y, ot_view p,
                           ot_view_mut g, ot_view_mut dgdy, ot_view_mut dgdp, void *user);
 
+/* An integral term of the loss, q(t, y, p) of lane `lane` (one lane a
+ * call): q [1, 1], dqdy [n, 1], dqdp [np, 1] arrive zeroed. Return 0, or
+ * < 0 to fail the lane. */
+typedef int (*ot_integrand_fn)(double t, int64_t lane, ot_view y, ot_view p,
+                               ot_view_mut q, ot_view_mut dqdy, ot_view_mut dqdp,
+                               void *user);
+
 /* The loss L = sum_i g_i over a lane's output times, one of:
  * - a sum of squares (ot_loss_squares): g_i = sum_r w[r, i] (o_r(t_i) -
  *   data[r, i])^2, o = y, or out's rows when the problem has an out
  *   function (out's derivatives then by central differences). data and
  *   weights are f64 [rows, nt] (every lane) or [rows, nt, nbatch]; a NaN
  *   datum adds no term; weights absent: 1;
- * - the user's g_i (ot_loss_custom). */
+ * - the user's g_i (ot_loss_custom);
+ * plus, with integrand set (NULL: none), the integral of q from t0 to the
+ * lane's last output time (a quadrature of the forward pass, in its error
+ * test; its user is `user`). */
 typedef struct ot_loss {
     ot_view data, weights;
     ot_loss_fn fn;
     void *user;
+    ot_integrand_fn integrand;
 } ot_loss;
 OT_API ot_loss ot_loss_squares(ot_view data, ot_view weights);
 OT_API ot_loss ot_loss_custom(ot_loss_fn fn, void *user);
@@ -188,7 +199,8 @@ OT_API ot_loss ot_loss_custom(ot_loss_fn fn, void *user);
  * interpolation between), then backward from the last output time with
  * lambda' = -J^T lambda, lambda jumping by dg_i/dy at each output time, and
  * dL/dp = sum_i dg_i/dp + integral of lambda^T df/dp dt (quadratures in
- * the error test), dL/dy0 = lambda(t0) (and through init, when init
+ * the error test), dL/dy0 = lambda(t0); an integral term q adds -dq/dy to
+ * lambda' and the integral of dq/dp to dL/dp (and through init, when init
  * computes y0, dL/dp gets (dy0/dp)^T lambda(t0) by central differences).
  * J is the user's Jacobian, or CVODE's difference quotients of rhs;
  * df/dp the user's dfdp, or central differences of rhs in p. The backward

@@ -39,6 +39,8 @@ struct ot__lanes_adj {
     double *dgdy;                        /* [n, nt]: dg_i/dy at every output time */
     double *gp;                          /* [np]: sum of dg_i/dp */
     double *point;                       /* ot__adj_point's scratch */
+    N_Vector yQ;                         /* [1]: the integral term (forward quadrature) */
+    double *dq;                          /* [n + np]: the integrand's derivatives */
     int jac_first, dfdp_first;           /* the lane's first jac, dfdp call is to come */
     int inited, quad_inited, configured; /* backward_start's steps taken */
 };
@@ -94,12 +96,35 @@ static int jacobian(ot__lanes_worker *w, double t, const double *y)
     return rc;
 }
 
+/* The integrand's derivatives at (t, y) into adj->dq: d q/dy, then d q/dp. */
+static int integrand_derivs(ot__lanes_worker *w, double t, const double *y)
+{
+    double q;
+    return ot__adj_integrand(w->plan, &w->cb, w->lane, t, y, w->pbuf, &q, w->adj->dq,
+                             w->adj->dq + w->n);
+}
+
+static int quad_f(sunrealtype t, N_Vector y, N_Vector yQdot, void *ud)
+{
+    ot__lanes_worker *w = ud;
+    if (ot__cb_stopped(&w->cb))
+        return -1;
+    return ot__adj_integrand(w->plan, &w->cb, w->lane, t, N_VGetArrayPointer(y), w->pbuf,
+                             N_VGetArrayPointer(yQdot), w->adj->dq, w->adj->dq + w->n);
+}
+
+/* lambda' = -J^T lambda, - dq/dy with an integral term. */
 static int rhs_b(sunrealtype t, N_Vector y, N_Vector yB, N_Vector yBdot, void *ud)
 {
     ot__lanes_worker *w = ud;
-    const int rc = jacobian(w, t, N_VGetArrayPointer(y));
+    const double *yd = N_VGetArrayPointer(y);
+    double *out = N_VGetArrayPointer(yBdot);
+    int rc = jacobian(w, t, yd);
     if (rc == 0)
-        ot__adj_rhs(w->adj->J, N_VGetArrayPointer(yB), N_VGetArrayPointer(yBdot), w->n);
+        ot__adj_rhs(w->adj->J, N_VGetArrayPointer(yB), out, w->n);
+    if (rc == 0 && w->plan->loss.integrand && (rc = integrand_derivs(w, t, yd)) == 0)
+        for (int64_t j = 0; j < w->n; j++)
+            out[j] -= w->adj->dq[j];
     return rc;
 }
 
@@ -124,11 +149,18 @@ static int quad_b(sunrealtype t, N_Vector y, N_Vector yB, N_Vector qBdot, void *
     const int64_t n = w->n, np = pl->np;
     const double *yd = N_VGetArrayPointer(y), *lam = N_VGetArrayPointer(yB);
     double *q = N_VGetArrayPointer(qBdot);
+    if (pl->loss.integrand) { /* - dq/dp, with the rest below */
+        const int rc = integrand_derivs(w, t, yd);
+        if (rc != 0)
+            return rc;
+    }
     if (pl->ode->dfdp) {
         const int rc = ot__derivs_dfdp(&w->cb, pl->ode, t, ot__view_compact(yd, n, 1),
                                        w->p, a->D, 1, w->lane, &a->dfdp_first);
         if (rc == 0)
             ot__adj_quad(a->D, lam, q, n, np);
+        for (int64_t j = 0; rc == 0 && pl->loss.integrand && j < np; j++)
+            q[j] -= a->dq[n + j];
         return rc;
     }
     double *pp = w->pbuf + np;
@@ -146,7 +178,7 @@ static int quad_b(sunrealtype t, N_Vector y, N_Vector yB, N_Vector qBdot, void *
         double s = 0;
         for (int64_t i = 0; i < n; i++)
             s += lam[i] * (a->f0[i] - a->f1[i]);
-        q[j] = -s / (2 * h);
+        q[j] = -s / (2 * h) - (pl->loss.integrand ? a->dq[n + j] : 0.0);
     }
     return 0;
 }
@@ -161,19 +193,31 @@ int ot__lanes_adjoint_setup(ot__lanes_worker *w)
     if ((w->adj = a) == NULL)
         return CV_MEM_FAIL;
     a->which = -1;
-    double **const slots[8] = {&a->J,  &a->D,    &a->f0, &a->f1,
-                               &a->yw, &a->dgdy, &a->gp, &a->point};
-    const size_t sizes[8] = {
+    double **const slots[9] = {&a->J,    &a->D,  &a->f0,    &a->f1, &a->yw,
+                               &a->dgdy, &a->gp, &a->point, &a->dq};
+    const size_t sizes[9] = {
         n * n, n * np + 1,         n,      n,
-        n,     n * (size_t)pl->nt, np + 1, (size_t)ot__adj_point_scratch(pl)};
-    for (int i = 0; i < 8; i++)
+        n,     n * (size_t)pl->nt, np + 1, (size_t)ot__adj_point_scratch(pl),
+        n + np};
+    for (int i = 0; i < 9; i++)
         if ((*slots[i] = OT__MALLOC(sizes[i] * sizeof(double))) == NULL)
             return CV_MEM_FAIL;
     a->yB = OT__SUN_NEW(N_VNew_Serial(w->n, w->ctx));
     a->qB = np ? OT__SUN_NEW(N_VNew_Serial((sunindextype)np, w->ctx)) : NULL;
     if (a->yB == NULL || (np && a->qB == NULL))
         return CV_MEM_FAIL;
-    return OT__SUN_CALL(CVodeAdjInit(w->cv, OT__ADJ_STEPS, CV_HERMITE), CV_MEM_FAIL);
+    int f = 0;
+    if (pl->loss.integrand) { /* the integral term: a forward quadrature, error-tested */
+        const ot_ode *ode = pl->ode;
+        if ((a->yQ = OT__SUN_NEW(N_VNew_Serial(1, w->ctx))) == NULL)
+            return CV_MEM_FAIL;
+        N_VConst(0.0, a->yQ);
+        f = OT__SUN_CALL(CVodeQuadInit(w->cv, quad_f, a->yQ), CV_MEM_FAIL);
+        f = f ? f : CVodeQuadSStolerances(w->cv, ode->rtol, ode->atol);
+        f = f ? f : CVodeSetQuadErrCon(w->cv, SUNTRUE);
+    }
+    return f ? f
+             : OT__SUN_CALL(CVodeAdjInit(w->cv, OT__ADJ_STEPS, CV_HERMITE), CV_MEM_FAIL);
 }
 
 void ot__lanes_adjoint_free(ot__lanes_worker *w)
@@ -186,6 +230,8 @@ void ot__lanes_adjoint_free(ot__lanes_worker *w)
     SUNNonlinSolFree(a->NLSB);
     N_VDestroy(a->yB);
     N_VDestroy(a->qB);
+    N_VDestroy(a->yQ);
+    free(a->dq);
     free(a->J);
     free(a->D);
     free(a->f0);
@@ -369,7 +415,22 @@ void ot__lanes_solve_adjoint(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
      * step (results then depended on the lane order and thread count). */
     CVodeSetInitStep(w->cv, pl->ode->h0);
     double loss = 0;
-    const int64_t reached = forward(w, b, sk, &loss);
+    if (a->yQ) {
+        N_VConst(0.0, a->yQ);
+        if (CVodeQuadReInit(w->cv, a->yQ) != CV_SUCCESS) {
+            ot__lanes_fail(w, sol, b, OT_ERR_SOLVER, w->cb.cv_msg);
+            return;
+        }
+    }
+    int64_t reached = forward(w, b, sk, &loss);
+    if (a->yQ && reached == ot__plan_nt(pl, b)) { /* the integral to the last output */
+        double tq = 0;
+        if (CVodeGetQuad(w->cv, &tq, a->yQ) < 0) {
+            ot__lanes_fail(w, sol, b, OT_ERR_SOLVER, w->cb.cv_msg);
+            reached = 0;
+        }
+        loss += NV_Ith_S(a->yQ, 0);
+    }
     ot__lane_stats(w, &sol->stats[b]);
     long nst = 0;
     CVodeGetNumSteps(w->cv, &nst);

@@ -495,14 +495,16 @@ void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
     if (pl->kind == OT__SENS || pl->kind == OT__ADJ) {
         /* CVODES (and the adjoint's difference quotients) perturb the
          * parameters in place: a private copy. */
-        memcpy(w->pbuf, pcol, (size_t)pl->np * sizeof *w->pbuf);
+        if (pl->np) /* none: pcol is NULL, and memcpy must not see it */
+            memcpy(w->pbuf, pcol, (size_t)pl->np * sizeof *w->pbuf);
         for (int64_t j = 0; j < pl->ns; j++) /* initial values: a scale of 1 */
             w->pbar[j] = j < pl->np ? ot__sens_pbar(w->pbuf[j]) : 1.0;
         pcol = w->pbuf;
     }
     if (pl->kind != OT__SENS && (ot__ode_handles_events(pl->ode) || pl->stops)) {
         /* The event handler may change the lane's params: its own copy. */
-        memcpy(w->pbuf, pcol, (size_t)pl->np * sizeof *w->pbuf);
+        if (pl->np)
+            memcpy(w->pbuf, pcol, (size_t)pl->np * sizeof *w->pbuf);
         pcol = w->pbuf;
     }
     w->p = ot__view_compact(pcol, pl->np, 1);

@@ -38,6 +38,8 @@ typedef struct {
     double *dgdy;         /* [n, nbatch, nt]: dg_i/dy of every lane */
     double *gp, *loss;    /* [np, nbatch], [nbatch] */
     double *point;        /* ot__adj_point's scratch */
+    N_Vector yQ;          /* [1, nbatch]: the integral term, a forward quadrature */
+    double *dq;           /* [n + np]: one lane's integrand derivatives */
     int jac_first, dfdp_first;
 } adj;
 
@@ -108,15 +110,51 @@ static int jacobian(adj *a, double t, const double *y)
     return rc;
 }
 
+/* The integrand of running lane b at (t, y_b): q into *q, its derivatives
+ * into a->dq (d q/dy, then d q/dp). */
+static int integrand(adj *a, int64_t b, double t, const double *y, double *q)
+{
+    ot__lockstep *L = a->L;
+    return ot__adj_integrand(L->plan, &L->cb, L->lane0 + b, t, y + b * L->n,
+                             L->p + b * L->np, q, a->dq, a->dq + L->n);
+}
+
+/* The forward problem's quadrature: its user data is the block. */
+static int quad_f(sunrealtype t, N_Vector y, N_Vector yQdot, void *ud)
+{
+    ot__lockstep *L = ud;
+    adj *a = L->adj;
+    double *q = N_VGetArrayPointer(yQdot);
+    if (ot__cb_stopped(&L->cb))
+        return -1;
+    for (int64_t b = 0; b < L->nbatch; b++) {
+        q[b] = 0;
+        const int rc =
+            L->stopped[b] ? 0 : integrand(a, b, t, N_VGetArrayPointer(y), &q[b]);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* lambda' = -J^T lambda, - dq/dy with an integral term. */
 static int rhs_b(sunrealtype t, N_Vector y, N_Vector yB, N_Vector yBdot, void *ud)
 {
     adj *a = ud;
-    const int64_t n = a->L->n;
-    const int rc = jacobian(a, t, N_VGetArrayPointer(y));
-    const double *lam = N_VGetArrayPointer(yB);
+    ot__lockstep *L = a->L;
+    const int64_t n = L->n;
+    const double *yd = N_VGetArrayPointer(y), *lam = N_VGetArrayPointer(yB);
     double *out = N_VGetArrayPointer(yBdot);
-    for (int64_t b = 0; rc == 0 && b < a->L->nbatch; b++)
+    int rc = jacobian(a, t, yd);
+    for (int64_t b = 0; rc == 0 && b < L->nbatch; b++) {
         ot__adj_rhs(a->J + b * n * n, lam + b * n, out + b * n, n);
+        double q;
+        if (!L->plan->loss.integrand || L->stopped[b] ||
+            (rc = integrand(a, b, t, yd, &q)))
+            continue;
+        for (int64_t j = 0; j < n; j++)
+            out[b * n + j] -= a->dq[j];
+    }
     return rc;
 }
 
@@ -169,6 +207,13 @@ static int quad_b(sunrealtype t, N_Vector y, N_Vector yB, N_Vector qBdot, void *
             }
         }
     }
+    for (int64_t b = 0; rc == 0 && L->plan->loss.integrand && b < nb; b++) {
+        double qq;
+        if (L->stopped[b] || (rc = integrand(a, b, t, yd, &qq)) != 0)
+            continue;
+        for (int64_t j = 0; j < np; j++)
+            q[b * np + j] -= a->dq[n + j];
+    }
     if (rc == 0)
         zero_stopped(L, q, np);
     return rc;
@@ -183,8 +228,9 @@ static void adj_free(adj *a)
     SUNNonlinSolFree(a->NLSB);
     N_VDestroy(a->yB);
     N_VDestroy(a->qB);
-    double *arrays[] = {a->J,  a->D,  a->f0,   a->f1,   a->yw,
-                        a->pp, a->gp, a->loss, a->dgdy, a->point};
+    N_VDestroy(a->yQ);
+    double *arrays[] = {a->J,  a->D,    a->f0,   a->f1,    a->yw, a->pp,
+                        a->gp, a->loss, a->dgdy, a->point, a->dq};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++)
         free(arrays[k]);
 }
@@ -196,9 +242,9 @@ static int adj_alloc(adj *a, ot__lockstep *L)
     a->L = L;
     a->which = -1;
     a->jac_first = a->dfdp_first = 1;
-    double **const slots[10] = {&a->J,  &a->D,  &a->f0,   &a->f1,   &a->yw,
-                                &a->pp, &a->gp, &a->loss, &a->dgdy, &a->point};
-    const size_t sizes[10] = {n * n * nb,
+    double **const slots[11] = {&a->J,  &a->D,    &a->f0,   &a->f1,    &a->yw, &a->pp,
+                                &a->gp, &a->loss, &a->dgdy, &a->point, &a->dq};
+    const size_t sizes[11] = {n * n * nb,
                               n * np * nb + 1,
                               n * nb,
                               n * nb,
@@ -207,8 +253,9 @@ static int adj_alloc(adj *a, ot__lockstep *L)
                               np * nb + 1,
                               nb,
                               n * nb * (size_t)pl->nt,
-                              (size_t)ot__adj_point_scratch(pl)};
-    for (int i = 0; i < 10; i++)
+                              (size_t)ot__adj_point_scratch(pl),
+                              n + np};
+    for (int i = 0; i < 11; i++)
         if ((*slots[i] = OT__MALLOC(sizes[i] * sizeof(double))) == NULL)
             return OT_ERR_NOMEM;
     a->yB = ot__nv_clone(L->y); /* the per-lane norm comes with the clone */
@@ -217,6 +264,18 @@ static int adj_alloc(adj *a, ot__lockstep *L)
     if (np > 0 && (a->qB = ot__lockstep_vector_new((sunindextype)np, (sunindextype)nb, 0,
                                                    L->stopped, L->ctx)) == NULL)
         return OT_ERR_NOMEM;
+    if (pl->loss.integrand) { /* the integral term: a forward quadrature, per-lane norm */
+        const ot_ode *ode = pl->ode;
+        if ((a->yQ = ot__lockstep_vector_new(1, (sunindextype)nb, 0, L->stopped,
+                                             L->ctx)) == NULL)
+            return OT_ERR_NOMEM;
+        N_VConst(0.0, a->yQ);
+        int f = OT__SUN_CALL(CVodeQuadInit(L->cv, quad_f, a->yQ), CV_MEM_FAIL);
+        f = f ? f : CVodeQuadSStolerances(L->cv, ode->rtol, ode->atol);
+        f = f ? f : CVodeSetQuadErrCon(L->cv, SUNTRUE);
+        if (f)
+            return f == CV_MEM_FAIL ? OT_ERR_NOMEM : OT_ERR_SOLVER;
+    }
     return OT_OK;
 }
 
@@ -383,6 +442,9 @@ void ot__lockstep_adjoint(ot__lockstep *L, const ot__sink *sk)
     const int64_t n = L->n, np = L->np, nb = L->nbatch;
     adj a;
     memset(&a, 0, sizeof a);
+    /* For quad_f, which gets the block; unset before returning. */
+    /* cppcheck-suppress autoVariables */
+    L->adj = &a;
     if (adj_alloc(&a, L) != OT_OK) {
         snprintf(L->cb.msg, sizeof L->cb.msg, "cannot allocate the adjoint's arrays");
         ot__lockstep_fail_batch(L, sol, OT_ERR_NOMEM, pl->t0, L->cb.msg);
@@ -390,7 +452,16 @@ void ot__lockstep_adjoint(ot__lockstep *L, const ot__sink *sk)
         ot__lockstep_batch_stats(L, sol);
         return;
     }
-    const int reached = forward(&a, sk);
+    int reached = forward(&a, sk);
+    if (reached && a.yQ) { /* the integral to the last output */
+        double tq = 0;
+        if (CVodeGetQuad(L->cv, &tq, a.yQ) < 0) {
+            ot__lockstep_fail_batch(L, sol, OT_ERR_SOLVER, tq, L->cb.cv_msg);
+            reached = 0;
+        }
+        for (int64_t b = 0; reached && b < nb; b++)
+            a.loss[b] += N_VGetArrayPointer(a.yQ)[b];
+    }
     ot__lockstep_batch_stats(L, sol);
     long nst = 0;
     CVodeGetNumSteps(L->cv, &nst);
@@ -415,4 +486,5 @@ void ot__lockstep_adjoint(ot__lockstep *L, const ot__sink *sk)
         }
     }
     adj_free(&a);
+    L->adj = NULL;
 }

@@ -100,6 +100,7 @@ struct ot__lockstep {
     double *yp, *ym;        /* [n, nbatch]: perturbed states */
     double *inc;            /* [nbatch]: per-lane increments */
     double *jb, *db;        /* with dfdp: [n, n, nbatch] and [n, np, nbatch] */
+    void *adj;              /* ot_solve_adjoint's parts (adjoint.c), during it */
     int sens_first;         /* with dfdp: the block's first sensitivity rhs is to come */
     unsigned char *stopped; /* [nbatch]: lanes stopped by a root (1) or failed (2) */
     int *rootsfound;        /* [nroots * nbatch] */

@@ -17,6 +17,7 @@ ot_loss ot_loss_squares(ot_view data, ot_view weights)
     l.weights = weights;
     l.fn = NULL;
     l.user = NULL;
+    l.integrand = NULL;
     return l;
 }
 
@@ -27,6 +28,7 @@ ot_loss ot_loss_custom(ot_loss_fn fn, void *user)
     l.weights = ot_view_absent();
     l.fn = fn;
     l.user = user;
+    l.integrand = NULL;
     return l;
 }
 
@@ -55,9 +57,10 @@ int ot__adj_check(ot__plan *pl, const ot_loss *loss)
     if (loss == NULL)
         return ot__fail(OT_ERR_ARG, "loss: NULL (ot_loss_squares or ot_loss_custom)");
     const int squares = !ot_view_is_absent(loss->data);
-    if (squares == (loss->fn != NULL))
+    if ((squares && loss->fn) || (!squares && !loss->fn && !loss->integrand))
         return ot__fail(OT_ERR_ARG, "loss: give data (ot_loss_squares) or a loss "
-                                    "function (ot_loss_custom), one of the two");
+                                    "function (ot_loss_custom), one of the two (or an "
+                                    "integrand alone)");
     if (!squares && !ot_view_is_absent(loss->weights))
         return ot__fail(OT_ERR_ARG, "loss.weights: only with data (ot_loss_squares)");
     int st = squares ? check_table(pl, loss->data, "data") : OT_OK;
@@ -116,6 +119,10 @@ int ot__adj_point(const ot__plan *pl, ot__cb *cb, ot__adj_out_fn out, void *ctx,
     const int64_t n = pl->n, np = pl->np, rows = pl->rows;
     if (pl->loss.fn)
         return custom_point(pl, cb, i, b, t, y, p, g, dgdy, dgdp, scratch);
+    if (ot_view_is_absent(pl->loss.data)) { /* an integral alone: no terms here */
+        memset(dgdy, 0, (size_t)n * sizeof *dgdy);
+        return OT_OK;
+    }
     /* Sum of squares on o = y or out(y): dg/do_r = 2 w_r (o_r - d_r). */
     double *o = scratch, *c = scratch + rows, *op = scratch + 2 * rows;
     double *ys = scratch + 3 * rows, *ps = ys + n;
@@ -201,4 +208,25 @@ void ot__adj_store(const ot__plan *pl, ot_solution *sol, int64_t b, double loss,
            (size_t)pl->np * sizeof *gp);
     memcpy((double *)ot_tensor_layout(sol->grads[OT_GRAD_Y0])->data + b * pl->n, gy0,
            (size_t)pl->n * sizeof *gy0);
+}
+
+int ot__adj_integrand(const ot__plan *pl, ot__cb *cb, int64_t b, double t,
+                      const double *y, const double *p, double *q, double *dqdy,
+                      double *dqdp)
+{
+    const int64_t n = pl->n, np = pl->np;
+    *q = 0;
+    memset(dqdy, 0, (size_t)n * sizeof *dqdy);
+    memset(dqdp, 0, (size_t)np * sizeof *dqdp);
+    const int rc = pl->loss.integrand(
+        t, b, ot__view_compact(y, n, 1), ot__view_compact(p, np, 1),
+        ot__view_mut_compact(q, 1, 1), ot__view_mut_compact(dqdy, n, 1),
+        ot__view_mut_compact(dqdp, np, 1), pl->loss.user);
+    if (rc != 0)
+        return ot__cb_returned(cb, "integrand", rc, t, OT__CB_RETRY);
+    int st = ot__cb_finite(cb, "integrand", "q", q, 1, 1, b, t, OT__CB_RETRY);
+    st = st ? st : ot__cb_finite(cb, "integrand", "dqdy", dqdy, n, 1, b, t, OT__CB_RETRY);
+    return st || np == 0
+               ? st
+               : ot__cb_finite(cb, "integrand", "dqdp", dqdp, np, 1, b, t, OT__CB_RETRY);
 }

@@ -36,6 +36,13 @@ int ot__adj_point(const ot__plan *pl, ot__cb *cb, ot__adj_out_fn out, void *ctx,
                   int64_t i, int64_t b, double t, const double *y, const double *p,
                   double *scratch, double *g, double *dgdy, double *dgdp);
 
+/* The loss's integrand q of lane b at (t, y [n], p [np]) into *q, dqdy [n]
+ * and dqdp [np], with the callback rules of rhs (a return > 0 or NaN asks
+ * for a smaller step). @return 0, 1 or -1. */
+int ot__adj_integrand(const ot__plan *pl, ot__cb *cb, int64_t b, double t,
+                      const double *y, const double *p, double *q, double *dqdy,
+                      double *dqdp);
+
 /* The backward rhs lambda' = -J^T lambda for one lane: J [n, n]
  * column-major. */
 static inline void ot__adj_rhs(const double *J, const double *lam, double *out, int64_t n)

@@ -41,6 +41,9 @@ typedef int (*otw_init_fn)(const double *p, double *y0, int k, int lane, void *u
 /* A loss term at output i: g [1, k], dgdy [n, k], dgdp [np, k], zeroed. */
 typedef int (*otw_loss_fn)(double t, int i, const double *y, const double *p, double *g,
                            double *dgdy, double *dgdp, int k, int lane, void *user);
+/* A loss's integrand for one lane: q [1], dqdy [n], dqdp [np], zeroed. */
+typedef int (*otw_integrand_fn)(double t, const double *y, const double *p, double *q,
+                                double *dqdy, double *dqdp, int lane, void *user);
 /* An event handler: y [n] and p [np] of one lane, writable. */
 typedef int (*otw_event_fn)(double t, int root, int lane, double *y, double *p,
                             void *user);
@@ -51,7 +54,8 @@ typedef struct otw_problem {
     otw_init_fn init;
     otw_event_fn event;
     otw_loss_fn loss; /* otw_solve_adjoint's, during that call */
-    int nout;         /* out's rows (0 without out) */
+    otw_integrand_fn integrand;
+    int nout; /* out's rows (0 without out) */
     void *user;
     int lockstep;
     int t_cols; /* t_eval's columns: > 1 per-lane times [nt, t_cols] (otw_set_t_cols) */
@@ -508,15 +512,24 @@ static int loss_tramp(double t, int64_t i, int64_t lane, ot_view y, ot_view p,
                    dgdy.layout.data, dgdp.layout.data, 1, (int)lane, P->user);
 }
 
+static int integrand_tramp(double t, int64_t lane, ot_view y, ot_view p, ot_view_mut q,
+                           ot_view_mut dqdy, ot_view_mut dqdp, void *user)
+{
+    otw_problem *P = user;
+    return P->integrand(t, y.layout.data, p.layout.data, q.layout.data, dqdy.layout.data,
+                        dqdp.layout.data, (int)lane, P->user);
+}
+
 /* As otw_solve_dense, plus the loss and its gradients by the adjoint
  * (ot_solve_adjoint): a sum of squares against data [rows, nt, data_lanes]
  * (rows: nout with out, else nstates; data_lanes 1: every lane) with
  * weights of the same shape (NULL: 1), or, with data NULL, the loss
- * function loss. */
+ * function loss (or neither); plus the integral of integrand (NULL: none). */
 OTW_API int otw_solve_adjoint(ot_solution **out, otw_problem *P, const double *y0,
                               int y0_cols, const double *params, int p_cols,
                               const double *t_eval, int nt, const double *data,
-                              int data_lanes, const double *weights, otw_loss_fn loss)
+                              int data_lanes, const double *weights, otw_loss_fn loss,
+                              otw_integrand_fn integrand)
 {
     ot_ode *ode = ode_of(P);
     ot_view y0v = ot_view_absent(), pv = ot_view_absent(), tv = ot_view_absent();
@@ -544,6 +557,8 @@ OTW_API int otw_solve_adjoint(ot_solution **out, otw_problem *P, const double *y
             return st;
         P->lane = 0;
         P->loss = loss;
+        P->integrand = integrand;
+        l.integrand = integrand ? integrand_tramp : NULL;
     }
     return ot_solve_adjoint(ode, y0v, pv, tv, &l, out);
 }

@@ -109,3 +109,21 @@ test('solveAdjoint refusals: per-lane times in lockstep, a missing or malformed 
   assert.throws(() => ot.solveAdjoint({ ...lv, y0, params, tEval, loss: { data: data.slice(3) } }), is(/^loss\.data: 17 values/));
   assert.throws(() => ot.solveDense({ ...lv, y0, params, tEval, loss: { data } }), is(/only for solveAdjoint/));
 });
+
+test('an integral term: L = integral of y^2 matches the analytic gradient, both modes', () => {
+  const rhs = (t, y, p, f, k) => { for (let b = 0; b < k; b++) f[b] = -p[b] * y[b]; };
+  const integrand = (t, y, p, q, dqdy) => { q[0] = y[0] * y[0]; dqdy[0] = 2 * y[0]; };
+  const ks = [0.3, 0.7], as = [1, 1.2], T = 3;
+  for (const mode of ['lanes', 'lockstep']) {
+    const sol = ot.solveAdjoint({ nstates: 1, nparams: 1, rhs, y0: as, params: ks, tEval: [1, 2, T],
+      loss: { integrand }, options: { mode, rtol: 1e-10, atol: 1e-12 } });
+    ks.forEach((k, b) => {
+      const a = as[b], e = Math.exp(-2 * k * T);
+      const l = a * a * (1 - e) / (2 * k), dk = a * a * (T * e / k - (1 - e) / (2 * k * k)), da = a * (1 - e) / k;
+      assert.ok(Math.abs(sol.loss.get(b) - l) <= 1e-8 * l, `${mode} L`);
+      assert.ok(Math.abs(sol.gradParams.get(0, b) - dk) <= 1e-7 * Math.abs(dk), `${mode} dL/dk`);
+      assert.ok(Math.abs(sol.gradY0.get(0, b) - da) <= 1e-7 * Math.abs(da), `${mode} dL/da`);
+    });
+    sol.dispose();
+  }
+});
