@@ -1026,51 +1026,115 @@ static int q_lv(double t, int64_t lane, ot_view y, ot_view p, ot_view_mut q,
     return 0;
 }
 
-/* Loop 0: lanes, 1: lockstep. Squares plus the integral term on
- * Lotka-Volterra: gradients against central differences of L (the losses
- * of perturbed lanes, one lockstep call) to 1e-6. */
-START_TEST(adjoint_integral_term_agrees_with_differences)
+/* Central differences of L for one Lotka-Volterra lane in its 4 rates and 2
+ * initial values: the 12 perturbed lanes in one lockstep adjoint call
+ * (shared steps), their losses differenced. Leaves the mode as given. */
+static void lv_loss_differences(ot_ode *ode, ot_mode mode, const ot_loss *loss,
+                                const double *p, const double *y0, double *dif)
 {
-    double p[4], y0[2];
-    lv_lanes(p, y0, 1);
-    const ot_mode mode = _i ? OT_LOCKSTEP : OT_LANES;
-    ot_ode *ode = lv_ode(1, 1, 1e-10);
-    ck_assert_status(ot_ode_set_mode(ode, mode), OT_OK, NULL);
-    ot_loss loss = ot_loss_squares(st_mat(LV_DATA, 2, LV_NT), ot_view_absent());
-    loss.integrand = q_lv;
-    ot_solution *sol = NULL, *fd = NULL;
-    ck_assert_status(ot_solve_adjoint(ode, st_vec(y0, 2), st_vec(p, 4),
-                                      st_vec(LV_T, LV_NT), &loss, &sol),
-                     OT_OK, NULL);
-    /* 12 perturbed lanes: p_j and y0_k up and down by 1e-5 relative. */
     double pp[4 * 12], yy[2 * 12], h[6];
     for (int k = 0; k < 6; k++)
         for (int s = 0; s < 2; s++) {
             const int lane = 2 * k + s;
-            memcpy(pp + 4 * lane, p, sizeof p);
-            memcpy(yy + 2 * lane, y0, sizeof y0);
+            memcpy(pp + 4 * lane, p, 4 * sizeof *p);
+            memcpy(yy + 2 * lane, y0, 2 * sizeof *y0);
             double *x = k < 4 ? pp + 4 * lane + k : yy + 2 * lane + (k - 4);
             h[k] = 1e-5 * fabs(*x);
             *x += s ? -h[k] : h[k];
         }
+    ot_solution *fd = NULL;
     ck_assert_status(ot_ode_set_mode(ode, OT_LOCKSTEP), OT_OK, NULL);
     ck_assert_status(ot_solve_adjoint(ode, st_mat(yy, 2, 12), st_mat(pp, 4, 12),
-                                      st_vec(LV_T, LV_NT), &loss, &fd),
+                                      st_vec(LV_T, LV_NT), loss, &fd),
                      OT_OK, NULL);
-    double adj[6], dif[6];
-    for (int k = 0; k < 6; k++) {
-        adj[k] = k < 4 ? grad_at(sol, OT_GRAD_PARAMS, k, 0)
-                       : grad_at(sol, OT_GRAD_Y0, k - 4, 0);
+    ck_assert_status(ot_ode_set_mode(ode, mode), OT_OK, NULL);
+    for (int k = 0; k < 6; k++)
         dif[k] = (grad_at(fd, OT_GRAD_LOSS, 0, 2 * k) -
                   grad_at(fd, OT_GRAD_LOSS, 0, 2 * k + 1)) /
                  (2 * h[k]);
-    }
-    const double g = rel_gap(adj, dif, 6);
-    ck_assert_msg(g < 1e-6, "adjoint vs differences %.3g (dL/dalpha %.10g vs %.10g)", g,
-                  adj[0], dif[0]);
-    ot_solution_free(sol);
     ot_solution_free(fd);
+}
+
+/* The adjoint's gradient of one lane against lv_loss_differences: within
+ * 1e-6 of the largest. */
+static void assert_lv_gradient(ot_mode mode, const ot_loss *loss, const char *what)
+{
+    double p[4], y0[2], adj[6], dif[6];
+    lv_lanes(p, y0, 1);
+    ot_ode *ode = lv_ode(1, 1, 1e-10);
+    ck_assert_status(ot_ode_set_mode(ode, mode), OT_OK, NULL);
+    ot_solution *sol = NULL;
+    ck_assert_status(ot_solve_adjoint(ode, st_vec(y0, 2), st_vec(p, 4),
+                                      st_vec(LV_T, LV_NT), loss, &sol),
+                     OT_OK, NULL);
+    for (int k = 0; k < 6; k++)
+        adj[k] = k < 4 ? grad_at(sol, OT_GRAD_PARAMS, k, 0)
+                       : grad_at(sol, OT_GRAD_Y0, k - 4, 0);
+    lv_loss_differences(ode, mode, loss, p, y0, dif);
+    const double g = rel_gap(adj, dif, 6);
+    ck_assert_msg(g < 1e-6, "%s: adjoint vs differences %.3g (dL/dalpha %.10g vs %.10g)",
+                  what, g, adj[0], dif[0]);
+    ot_solution_free(sol);
     ot_ode_free(ode);
+}
+
+/* Loop 0: lanes, 1: lockstep. Squares plus the integral term on
+ * Lotka-Volterra, against central differences of L. */
+START_TEST(adjoint_integral_term_agrees_with_differences)
+{
+    ot_loss loss = ot_loss_squares(st_mat(LV_DATA, 2, LV_NT), ot_view_absent());
+    loss.integrand = q_lv;
+    assert_lv_gradient(_i ? OT_LOCKSTEP : OT_LANES, &loss, "integral term");
+}
+END_TEST
+
+/* Loop 0: lanes, 1: lockstep. Data at every third output only (NaN
+ * elsewhere): the backward pass goes on through outputs without a jump
+ * (no restart there), and the gradient still matches central differences. */
+START_TEST(adjoint_sparse_data_agrees_with_differences)
+{
+    double sparse[2 * LV_NT];
+    lv_setup();
+    for (int i = 0; i < LV_NT; i++)
+        for (int r = 0; r < 2; r++)
+            sparse[2 * i + r] = i % 3 == 0 ? LV_DATA[2 * i + r] : NAN;
+    const ot_loss loss = ot_loss_squares(st_mat(sparse, 2, LV_NT), ot_view_absent());
+    assert_lv_gradient(_i ? OT_LOCKSTEP : OT_LANES, &loss, "sparse data");
+}
+END_TEST
+
+/* Loop 0: lanes, 1: lockstep. f32 outputs change no gradient bit (the loss
+ * reads the f64 state), and a start at t0 = 5 with the outputs shifted by
+ * 5 gives the gradients of t0 = 0 (Lotka-Volterra is autonomous) to 1e-8. */
+START_TEST(adjoint_f32_outputs_and_shifted_start)
+{
+    enum { L = 3 };
+    double p[4 * L], y0[2 * L], t5[LV_NT];
+    lv_lanes(p, y0, L);
+    for (int i = 0; i < LV_NT; i++)
+        t5[i] = LV_T[i] + 5;
+    const ot_loss loss = ot_loss_squares(st_mat(LV_DATA, 2, LV_NT), ot_view_absent());
+    ot_solution *sol[3] = {NULL, NULL, NULL};
+    for (int v = 0; v < 3; v++) {
+        ot_ode *ode = lv_ode(1, 1, 1e-10);
+        ck_assert_status(ot_ode_set_mode(ode, _i ? OT_LOCKSTEP : OT_LANES), OT_OK, NULL);
+        if (v == 1)
+            ck_assert_status(ot_ode_set_output_dtype(ode, OT_F32), OT_OK, NULL);
+        if (v == 2)
+            ck_assert_status(ot_ode_set_t0(ode, 5), OT_OK, NULL);
+        ck_assert_status(ot_solve_adjoint(ode, st_mat(y0, 2, L), st_mat(p, 4, L),
+                                          st_vec(v == 2 ? t5 : LV_T, LV_NT), &loss,
+                                          &sol[v]),
+                         OT_OK, NULL);
+        ot_ode_free(ode);
+    }
+    ck_assert_int_eq(ot_tensor_layout(ot_solution_ys(sol[1]))->dtype, OT_F32);
+    for (int64_t b = 0; b < L; b++) {
+        assert_grads_equal(sol[1], b, sol[0], b, 0);
+        assert_grads_equal(sol[2], b, sol[0], b, 1e-8);
+    }
+    for (int v = 0; v < 3; v++)
+        ot_solution_free(sol[v]);
 }
 END_TEST
 
@@ -1089,6 +1153,7 @@ Suite *adjoint_suite(void)
     tcase_add_test(tc, adjoint_missing_data_and_weights);
     tcase_add_test(tc, adjoint_through_init_equals_dl_dy0);
     tcase_add_test(tc, adjoint_per_lane_times_equal_lanes_alone);
+    tcase_add_loop_test(tc, adjoint_f32_outputs_and_shifted_start, 0, 2);
     tc = ot_test_tcase(s, "failures", 60);
     tcase_add_loop_test(tc, adjoint_failure_fails_its_lane_alone, 0, 2);
     tcase_add_test(tc, adjoint_refusals_name_the_argument);
@@ -1100,5 +1165,6 @@ Suite *adjoint_suite(void)
     tc = ot_test_tcase(s, "integral terms", 60);
     tcase_add_loop_test(tc, adjoint_integral_term_matches_the_analytic_gradient, 0, 2);
     tcase_add_loop_test(tc, adjoint_integral_term_agrees_with_differences, 0, 2);
+    tcase_add_loop_test(tc, adjoint_sparse_data_agrees_with_differences, 0, 2);
     return s;
 }

@@ -366,13 +366,14 @@ static int backward(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
     const int64_t nt = ot__plan_nt(pl, b), n = w->n;
     double *lam = N_VGetArrayPointer(a->yB), tcur = times[nt - 1];
     memset(lam, 0, (size_t)n * sizeof *lam);
-    int started = 0;
+    int started = 0, jumped = 1;
     for (int64_t i = nt - 1; i >= -1; i--) {
         const double target = i >= 0 ? times[i] : t0;
         if (target < tcur) {
             int f = started ? 0 : backward_start(w, tcur);
-            if (started && !f) {
-                /* CVODES keeps q: restart lambda, and q from where it is. */
+            if (started && jumped && !f) {
+                /* CVODES keeps q: restart lambda, and q from where it is.
+                 * Without a jump (no data there) it just goes on. */
                 f = CVodeReInitB(w->cv, a->which, tcur, a->yB);
                 if (!f && pl->np)
                     f = CVodeQuadReInitB(w->cv, a->which, a->qB);
@@ -394,8 +395,11 @@ static int backward(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
             }
             tcur = target;
         }
-        for (int64_t k = 0; i >= 0 && k < n; k++) /* the jump at output i */
+        jumped = 0;
+        for (int64_t k = 0; i >= 0 && k < n; k++) { /* the jump at output i */
             lam[k] += a->dgdy[i * n + k];
+            jumped |= a->dgdy[i * n + k] != 0;
+        }
     }
     if (!started && pl->np) /* every output at t0: no integral */
         N_VConst(0.0, a->qB);

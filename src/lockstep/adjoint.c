@@ -396,14 +396,14 @@ static int backward(adj *a, const ot__sink *sk)
     const int64_t n = L->n, nb = L->nbatch, nt = pl->nt;
     double *lam = N_VGetArrayPointer(a->yB), tcur = pl->t[nt - 1];
     memset(lam, 0, (size_t)(n * nb) * sizeof *lam);
-    int started = 0;
+    int started = 0, jumped = 1;
     for (int64_t i = nt - 1; i >= -1; i--) {
         const double target = i >= 0 ? pl->t[i] : pl->t0;
         if (target < tcur) {
             int f = 0;
             if (!started) {
                 f = backward_make(a, tcur);
-            } else {
+            } else if (jumped) { /* without a jump (no data there) it goes on */
                 f = CVodeReInitB(L->cv, a->which, tcur, a->yB);
                 if (!f && L->np)
                     f = CVodeQuadReInitB(L->cv, a->which, a->qB);
@@ -426,9 +426,12 @@ static int backward(adj *a, const ot__sink *sk)
             }
             tcur = target;
         }
+        jumped = 0;
         for (int64_t b = 0; i >= 0 && b < nb; b++)
-            for (int64_t k = 0; !L->stopped[b] && k < n; k++)
+            for (int64_t k = 0; !L->stopped[b] && k < n; k++) {
                 lam[b * n + k] += a->dgdy[(i * nb + b) * n + k];
+                jumped |= a->dgdy[(i * nb + b) * n + k] != 0;
+            }
     }
     if (!started && L->np)
         N_VConst(0.0, a->qB);
