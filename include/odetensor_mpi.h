@@ -143,6 +143,18 @@ OT_API int ot_mpi_solve_fwd_sens(const ot_ode *ode, ot_view y0, ot_view params,
                                  const ot_mpi_options *opts, ot_solution **out,
                                  ot_mpi_info *info);
 
+/* As ot_mpi_solve_dense, plus the loss and its gradients as
+ * ot_solve_adjoint: OT_GRAD_LOSS [nlocal], OT_GRAD_PARAMS [np, nlocal] and
+ * OT_GRAD_Y0 [n, nlocal] travel with their lanes. loss->data and weights:
+ * [rows, nt] (2 axes) for every lane, the same values on every rank; or
+ * [rows, nt, k] (3 axes) per lane, passed as y0 and params are (each rank
+ * its slice, k its lanes; or the root the whole batch). Loss functions and
+ * integrands run on the rank that solves their lane. */
+OT_API int ot_mpi_solve_adjoint(const ot_ode *ode, ot_view y0, ot_view params,
+                                ot_view t_eval, const ot_loss *loss, MPI_Comm comm,
+                                const ot_mpi_options *opts, ot_solution **out,
+                                ot_mpi_info *info);
+
 #ifdef __cplusplus
 }
 #endif

@@ -16,6 +16,10 @@ typedef struct {
     ot__ode_info desc; /* the problem: sizes, mode, dtype, fingerprint */
     int64_t nt, has_y0, nlocal;
     uint64_t t_hash;
+    /* ot_mpi_solve_adjoint: the loss's kind (data: 0 none, 1 for every
+     * lane, 2 per lane), weights, and which functions it has */
+    int64_t adj, data_kind, has_weights, has_fn, has_integrand;
+    uint64_t data_hash;
     char msg[256];
 } check_rec;
 
@@ -106,6 +110,64 @@ static int check_options(const ot__mpi *m, const ot_mpi_options *o)
     return OT_OK;
 }
 
+/* data or weights of an MPI adjoint: f64 on the host, [rows, nt] (every
+ * lane) or [rows, nt, k] (per lane: k this rank's lanes, or 0 on a rank
+ * that passes no lanes). @return its kind (1 or 2) in *kind. */
+static int check_table(const ot__mpi *m, ot_view v, const check_rec *r, int passes,
+                       const char *name, int64_t *kind)
+{
+    const ot_layout *l = &v.layout;
+    if (l->dtype != OT_F64 || l->device.type != OT_CPU)
+        return ot__fail(OT_ERR_ARG, "%s: must be f64 in host memory", name);
+    const int64_t k = l->ndim == 3 ? l->shape[2] : -1;
+    if ((l->ndim != 2 && l->ndim != 3) || l->shape[0] != m->desc.rows ||
+        l->shape[1] != m->nt || (k >= 0 && k != (passes ? r->nlocal : k)))
+        return ot__fail(
+            OT_ERR_SHAPE,
+            "%s: shape [%lld, %lld%s] (%d axes); expected [rows = %lld, nt = "
+            "%lld] for every lane, or [%lld, %lld, %lld] for this rank's lanes",
+            name, (long long)l->shape[0], (long long)l->shape[1],
+            l->ndim == 3 ? ", ..." : "", l->ndim, (long long)m->desc.rows,
+            (long long)m->nt, (long long)m->desc.rows, (long long)m->nt,
+            (long long)r->nlocal);
+    *kind = l->ndim == 3 ? 2 : 1;
+    return OT_OK;
+}
+
+/* The adjoint's loss on this rank: its kind and, for data shared by every
+ * lane, a hash of the values (every rank must pass the same). */
+static int check_loss(const ot__mpi *m, int passes, check_rec *r)
+{
+    const ot_loss *l = &m->loss;
+    if (!m->has_loss)
+        return ot__fail(OT_ERR_ARG, "loss: NULL (ot_loss_squares or ot_loss_custom)");
+    r->has_fn = l->fn != NULL;
+    r->has_integrand = l->integrand != NULL;
+    r->has_weights = !ot_view_is_absent(l->weights);
+    int st = OT_OK;
+    if (!ot_view_is_absent(l->data))
+        st = check_table(m, l->data, r, passes, "loss.data", &r->data_kind);
+    int64_t wk = r->data_kind;
+    if (st == OT_OK && r->has_weights)
+        st = check_table(m, l->weights, r, passes, "loss.weights", &wk);
+    if (st == OT_OK && wk != r->data_kind)
+        st = ot__fail(OT_ERR_SHAPE, "loss.weights: %s, but loss.data %s",
+                      wk == 2 ? "per lane" : "for every lane",
+                      r->data_kind == 2 ? "per lane" : "for every lane");
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (int w = 0; st == OT_OK && r->data_kind == 1 && w < 1 + r->has_weights; w++) {
+        const ot_view v = w ? l->weights : l->data;
+        for (int64_t i = 0; i < m->nt; i++)
+            for (int64_t q = 0; q < m->desc.rows; q++) {
+                double x;
+                ot_view_get(v, q, i, 0, &x);
+                h = fnv(h, &x, sizeof x);
+            }
+    }
+    r->data_hash = h;
+    return st;
+}
+
 /* This rank's record; a failure is kept in it, not returned. */
 static void check_local(ot__mpi *m, const ot_ode *ode, ot_view y0, ot_view params,
                         ot_view t_eval, const ot_mpi_options *opts, ot_solution **out,
@@ -117,6 +179,7 @@ static void check_local(ot__mpi *m, const ot_ode *ode, ot_view y0, ot_view param
     r->balance = opts->balance;
     r->block = opts->block;
     r->sens = m->sens;
+    r->adj = m->adj;
     int st = check_options(m, opts);
     if (st == OT_OK && out == NULL)
         st = ot__fail(OT_ERR_ARG, "out: NULL");
@@ -145,8 +208,11 @@ static void check_local(ot__mpi *m, const ot_ode *ode, ot_view y0, ot_view param
         r->nt = m->nt;
         r->t_hash = fnv(UINT64_C(0xcbf29ce484222325), m->t, (size_t)m->nt * sizeof *m->t);
     }
-    if (st == OT_OK && (opts->input == OT_MPI_INPUT_LOCAL || m->rank == opts->root))
+    const int passes = opts->input == OT_MPI_INPUT_LOCAL || m->rank == opts->root;
+    if (st == OT_OK && passes)
         st = check_lanes(&m->desc, y0, params, r);
+    if (st == OT_OK && m->adj)
+        st = check_loss(m, passes, r);
     r->status = st;
     if (st != OT_OK)
         snprintf(r->msg, sizeof r->msg, "%s (rank %d)", ot_last_error(), m->rank);
@@ -159,6 +225,54 @@ static void check_local(ot__mpi *m, const ot_ode *ode, ot_view y0, ot_view param
                     "%s: rank %d has %lld, rank 0 has %lld; every rank "                 \
                     "must pass the same",                                                \
                     what, r, (long long)rec[r].f, (long long)rec[0].f)
+
+/* The kind of the adjoint's loss data every rank agrees on (0 none, 1 for
+ * every lane, 2 per lane): per-lane data from the ranks that pass lanes,
+ * data for every lane from every rank. */
+static int64_t agreed_data_kind(const check_rec *rec, int size)
+{
+    const int local = rec[0].input == OT_MPI_INPUT_LOCAL;
+    int64_t kind = 0;
+    for (int r = 0; r < size; r++)
+        if (local || r == rec[0].root)
+            kind = rec[r].data_kind > kind ? rec[r].data_kind : kind;
+    return kind;
+}
+
+static int compare_loss(const check_rec *rec, int size)
+{
+    const int64_t kind = agreed_data_kind(rec, size);
+    const int local = rec[0].input == OT_MPI_INPUT_LOCAL;
+    int64_t weights = -1; /* of the first rank passing per-lane data */
+    if (kind == 0 && !rec[0].has_fn && !rec[0].has_integrand)
+        return ot__fail(OT_ERR_ARG,
+                        "loss: give data (ot_loss_squares) or a loss function "
+                        "(ot_loss_custom), one of the two (or an integrand "
+                        "alone)");
+    for (int r = 0; r < size; r++) {
+        const int passes = local || r == rec[0].root;
+        if (kind == 1 && rec[r].data_kind != 1)
+            return ot__fail(
+                OT_ERR_ARG,
+                "loss.data: rank %d passed %s; data for every lane [rows, nt] "
+                "must be passed on every rank",
+                r, rec[r].data_kind ? "per-lane data" : "none");
+        if (kind == 2 && passes && rec[r].nlocal > 0 && rec[r].data_kind != 2)
+            return ot__fail(OT_ERR_ARG,
+                            "loss.data: rank %d passed %s; per-lane data [rows, nt, k] "
+                            "comes with each rank's lanes",
+                            r, rec[r].data_kind ? "data for every lane" : "none");
+        if (kind == 2 && passes && rec[r].data_kind == 2) {
+            if (weights >= 0 && rec[r].has_weights != weights)
+                return ot__fail(OT_ERR_ARG,
+                                "loss.weights: rank %d %s weights, unlike the others; "
+                                "pass them with every rank's data or with none",
+                                r, rec[r].has_weights ? "passed" : "did not pass");
+            weights = rec[r].has_weights;
+        }
+    }
+    return OT_OK;
+}
 
 /* The verdict over all records: the same on every rank. */
 static int compare(const check_rec *rec, int size)
@@ -173,6 +287,9 @@ static int compare(const check_rec *rec, int size)
         OT_MPI_SAME_(balance, "opts.balance");
         OT_MPI_SAME_(block, "opts.block");
         OT_MPI_SAME_(sens, "entry point (1: ot_mpi_solve_fwd_sens)");
+        OT_MPI_SAME_(adj, "entry point (1: ot_mpi_solve_adjoint)");
+        OT_MPI_SAME_(has_fn, "loss.fn (1: set)");
+        OT_MPI_SAME_(has_integrand, "loss.integrand (1: set)");
         OT_MPI_SAME_(desc.n, "ode: nstates");
         OT_MPI_SAME_(desc.np, "ode: nparams");
         OT_MPI_SAME_(desc.rows, "ode: output rows (nout, or nstates)");
@@ -185,6 +302,16 @@ static int compare(const check_rec *rec, int size)
                             "the same way on every rank",
                             r);
         OT_MPI_SAME_(nt, "t_eval: nt");
+        /* Shared loss data: the same on every rank; per-lane data comes with
+         * the lanes (a rank passing none may pass either kind). */
+        if (rec[r].data_kind == 1 && rec[0].data_kind == 1 &&
+            (rec[r].data_hash != rec[0].data_hash ||
+             rec[r].has_weights != rec[0].has_weights))
+            return ot__fail(
+                OT_ERR_VALUE,
+                "loss.data: rank %d's values or weights differ from rank 0's; "
+                "data for every lane must be the same on every rank",
+                r);
         if (rec[r].t_hash != rec[0].t_hash)
             return ot__fail(OT_ERR_VALUE,
                             "t_eval: rank %d's values differ from rank 0's; every rank "
@@ -201,7 +328,7 @@ static int compare(const check_rec *rec, int size)
             return ot__fail(OT_ERR_SHAPE, "y0, params: 0 lanes on every rank; a batch "
                                           "needs at least one lane");
     }
-    return OT_OK;
+    return rec[0].adj ? compare_loss(rec, size) : OT_OK;
 }
 #undef OT_MPI_SAME_
 
@@ -233,6 +360,15 @@ static int plan(ot__mpi *m, const check_rec *rec)
     m->has_roots = m->desc.nroots > 0;
     m->isz = m->desc.out_dtype == OT_F32 ? sizeof(float) : sizeof(double);
     m->in_w = (m->has_y0 ? m->n : 0) + m->np;
+    if (m->adj) { /* per-lane loss data rides with the lanes' inputs */
+        m->data_off = m->in_w;
+        m->lane_data = agreed_data_kind(rec, m->size) == 2;
+        for (int r = 0; r < m->size; r++) /* compare_loss: they agree */
+            if (rec[r].data_kind == m->lane_data + 1)
+                m->has_weights |= (int)rec[r].has_weights;
+        if (m->lane_data)
+            m->in_w += m->rows * m->nt * (1 + m->has_weights);
+    }
     m->off = calloc((size_t)m->size + 1, sizeof *m->off);
     m->passed = calloc((size_t)m->size, sizeof *m->passed);
     if (m->off == NULL || m->passed == NULL)
@@ -249,7 +385,9 @@ static int plan(ot__mpi *m, const check_rec *rec)
                             ? m->off[r] + m->passed[r]
                             : m->nbatch * (r + 1) / m->size;
     /* Every byte count below (inputs, lane records) fits int64_t. */
-    const int64_t per_lane = 8 * (m->in_w + (1 + m->nsens) * m->rows * m->nt) + 512;
+    const int64_t per_lane = 8 * (m->in_w + (1 + m->nsens) * m->rows * m->nt +
+                                  (m->adj ? 3 + m->n + m->np : 0)) +
+                             512;
     if (m->rows * m->nt > INT64_MAX / 64 / (1 + m->nsens) ||
         m->nbatch > INT64_MAX / per_lane)
         return ot__fail(OT_ERR_OVERFLOW, "y0, params: %lld lanes of %lld bytes overflow",

@@ -2,6 +2,7 @@
  * head, message, output columns) from the rank that solved it to the rank
  * that owns it, and lands in an ordinary ot_solution, bytes unchanged. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,10 +42,31 @@ static const char *lane_msg(const ot_solution *s, int64_t j)
     return s->status[j] != OT_OK ? ot_solution_lane_message(s, j) : "";
 }
 
+/* ot_mpi_solve_adjoint: loss, dL/dp, dL/dy0 and the checkpoint bytes of a
+ * lane, as doubles after its columns. */
+static int64_t grad_doubles(const ot__mpi *m) { return m->adj ? 2 + m->np + m->n : 0; }
+
 static int64_t record_bytes(const ot__mpi *m, const ot_solution *s, int64_t j)
 {
     return (int64_t)sizeof(ot__mpi_lane_head) + pad8((int64_t)strlen(lane_msg(s, j))) +
-           (1 + m->nsens) * col_bytes(m);
+           (1 + m->nsens) * col_bytes(m) + 8 * grad_doubles(m);
+}
+
+/* The lane's gradient doubles (grad_doubles) at g, from s's lane j (out)
+ * or into it (in); byte copies, the record being a char buffer. */
+static void grads_move(const ot__mpi *m, ot_solution *s, int64_t j, char *g, int out)
+{
+    const int64_t rows[3] = {1, m->np, m->n};
+    for (int k = 0; k < 3; k++) {
+        char *t = (char *)ot_tensor_layout(s->grads[k])->data + j * rows[k] * 8;
+        memcpy(out ? g : t, out ? t : g, (size_t)rows[k] * 8);
+        g += rows[k] * 8;
+    }
+    double bytes = (double)s->adj_bytes[j];
+    if (out)
+        memcpy(g, &bytes, sizeof bytes);
+    else
+        memcpy(&bytes, g, sizeof bytes), s->adj_bytes[j] = (int64_t)bytes;
 }
 
 /* Lane j of one block's solution (global lane g) as a record at dst;
@@ -73,6 +95,10 @@ static int64_t pack_lane(const ot__mpi *m, const ot_solution *s, int64_t j, int6
         const ot_layout *l = ot_tensor_layout(t == 0 ? s->ys : s->sens[t - 1]);
         memcpy(p, (const char *)l->data + j * l->strides[2], len);
         p += col_bytes(m);
+    }
+    if (m->adj) {
+        grads_move(m, (ot_solution *)(uintptr_t)s, j, p, 1);
+        p += 8 * grad_doubles(m);
     }
     return p - dst;
 }
@@ -107,6 +133,10 @@ static void unpack(const ot__mpi *m, const char *p, const char *end, ot_solution
             memcpy((char *)l->data + b * l->strides[2], p, len);
             p += col_bytes(m);
         }
+        if (m->adj) {
+            grads_move(m, sol, b, (char *)(uintptr_t)p, 0);
+            p += 8 * grad_doubles(m);
+        }
     }
 }
 
@@ -123,6 +153,16 @@ static int new_solution(const ot__mpi *m, int64_t nlocal, ot_solution **out)
         st = ot_tensor_new(&s->sens[j], (ot_dtype)m->desc.out_dtype, 3, shape);
     if (st == OT_OK)
         st = ot_tensor_new(&s->ts, OT_F64, 1, &m->nt);
+    const int64_t g0[1] = {nlocal}, g1[2] = {m->np, nlocal}, g2[2] = {m->n, nlocal};
+    if (st == OT_OK && m->adj) /* every lane's arrive (failed ones NaN) */
+        st = ot_tensor_new(&s->grads[OT_GRAD_LOSS], OT_F64, 1, g0);
+    if (st == OT_OK && m->adj)
+        st = ot_tensor_new(&s->grads[OT_GRAD_PARAMS], OT_F64, 2, g1);
+    if (st == OT_OK && m->adj)
+        st = ot_tensor_new(&s->grads[OT_GRAD_Y0], OT_F64, 2, g2);
+    if (st == OT_OK && m->adj &&
+        (s->adj_bytes = calloc((size_t)nlocal + 1, sizeof *s->adj_bytes)) == NULL)
+        st = OT_ERR_NOMEM;
     if (st != OT_OK) {
         ot_solution_free(s);
         return ot__fail(st, "outputs: cannot allocate %lld lanes on rank %d (%s)",

@@ -111,10 +111,22 @@ static void solve_block(ot__mpi *m, int64_t k, double *in)
         s = ot_view_make(&y0, in, OT_F64, cpu, 2, ys, st);
     if (s == OT_OK && m->np > 0)
         s = ot_view_make(&p, in + (m->has_y0 ? m->n : 0), OT_F64, cpu, 2, ps, st);
+    ot_loss loss = m->loss;
+    if (s == OT_OK && m->lane_data) { /* the block's data, in its inputs */
+        const int64_t ds[3] = {m->rows, m->nt, blen},
+                      dst[3] = {(int64_t)sizeof(double),
+                                m->rows * (int64_t)sizeof(double),
+                                m->in_w * (int64_t)sizeof(double)};
+        s = ot_view_make(&loss.data, in + m->data_off, OT_F64, cpu, 3, ds, dst);
+        if (s == OT_OK && m->has_weights)
+            s = ot_view_make(&loss.weights, in + m->data_off + m->rows * m->nt, OT_F64,
+                             cpu, 3, ds, dst);
+    }
     ot_solution *sol = NULL;
     const double t0 = MPI_Wtime();
     if (s == OT_OK)
-        s = ot__solve_at_times(m->ode, y0, p, t, m->sens, m->progress, &sol);
+        s = m->adj ? ot__solve_adjoint_at(m->ode, y0, p, t, &loss, m->progress, &sol)
+                   : ot__solve_at_times(m->ode, y0, p, t, m->sens, m->progress, &sol);
     m->info.t_solve += MPI_Wtime() - t0;
     if (s == OT_ERR_LANES_FAILED)
         s = OT_OK; /* lane failures travel with the lanes */

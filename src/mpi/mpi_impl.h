@@ -37,6 +37,12 @@ typedef struct {
     ot__ode_info desc;     /* its sizes, options and fingerprint */
     ot__progress progress; /* the hook block solves report to (not the caller's) */
     int sens;              /* ot_mpi_solve_fwd_sens */
+    int adj;               /* ot_mpi_solve_adjoint, with the caller's loss: */
+    ot_loss loss;
+    int has_loss;     /* loss was not NULL */
+    int lane_data;    /* data [rows, nt] per lane, packed in the store */
+    int has_weights;  /* ... with weights packed after it */
+    int64_t data_off; /* a lane's data in its store record: after y0, params */
     int64_t n, np, rows, nt, nsens, nbatch, block, nblocks;
     int has_y0, has_roots;
     size_t isz;      /* bytes per output element */

@@ -28,7 +28,17 @@ static int pack_col(ot_view v, int64_t rows, int64_t j, double *dst, const char 
     return OT_OK;
 }
 
-/* Packs nlane lanes of y0/params into dst ([in_w, nlane]). */
+/* Lane j of a per-lane loss table [rows, nt, k] into dst [rows, nt] (NaN
+ * kept: a missing datum). */
+static void pack_table(ot_view v, int64_t rows, int64_t nt, int64_t j, double *dst)
+{
+    for (int64_t i = 0; i < nt; i++)
+        for (int64_t r = 0; r < rows; r++)
+            ot_view_get(v, r, i, j, &dst[i * rows + r]);
+}
+
+/* Packs nlane lanes of y0/params (and per-lane loss data) into dst
+ * ([in_w, nlane]). */
 static int pack(const ot__mpi *m, ot_view y0, ot_view params, int64_t nlane, double *dst)
 {
     const int64_t ny = m->has_y0 ? m->n : 0;
@@ -39,6 +49,13 @@ static int pack(const ot__mpi *m, ot_view y0, ot_view params, int64_t nlane, dou
             st = pack_col(params, m->np, j, lane + ny, "params", j, m->rank);
         if (st != OT_OK)
             return st;
+        if (m->lane_data) {
+            const int64_t cells = m->rows * m->nt;
+            pack_table(m->loss.data, m->rows, m->nt, j, lane + m->data_off);
+            if (m->has_weights)
+                pack_table(m->loss.weights, m->rows, m->nt, j,
+                           lane + m->data_off + cells);
+        }
     }
     return OT_OK;
 }

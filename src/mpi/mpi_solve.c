@@ -72,9 +72,9 @@ static void release(ot__mpi *m)
         MPI_Comm_free(&m->comm);
 }
 
-static int solve(int sens, const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
-                 MPI_Comm comm, const ot_mpi_options *opts, ot_solution **out,
-                 ot_mpi_info *info)
+static int solve(int sens, const ot_loss *loss, const ot_ode *ode, ot_view y0,
+                 ot_view params, ot_view t_eval, MPI_Comm comm,
+                 const ot_mpi_options *opts, ot_solution **out, ot_mpi_info *info)
 {
     int up = 0, down = 0;
     if (MPI_Initialized(&up) != MPI_SUCCESS || !up ||
@@ -87,7 +87,11 @@ static int solve(int sens, const ot_ode *ode, ot_view y0, ot_view params, ot_vie
     ot__mpi m;
     memset(&m, 0, sizeof m);
     m.comm = MPI_COMM_NULL;
-    m.sens = sens;
+    m.adj = sens == 2; /* ot_mpi_solve_adjoint; a NULL loss fails in the check */
+    m.sens = sens == 1;
+    m.has_loss = loss != NULL;
+    if (loss)
+        m.loss = *loss;
     /* Our own communicator: our messages never meet the caller's, and an
      * MPI failure comes back as a code instead of aborting the job. */
     int rc = MPI_Comm_dup(comm, &m.comm);
@@ -132,12 +136,19 @@ int ot_mpi_solve_dense(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_
                        MPI_Comm comm, const ot_mpi_options *opts, ot_solution **out,
                        ot_mpi_info *info)
 {
-    return solve(0, ode, y0, params, t_eval, comm, opts, out, info);
+    return solve(0, NULL, ode, y0, params, t_eval, comm, opts, out, info);
 }
 
 int ot_mpi_solve_fwd_sens(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
                           MPI_Comm comm, const ot_mpi_options *opts, ot_solution **out,
                           ot_mpi_info *info)
 {
-    return solve(1, ode, y0, params, t_eval, comm, opts, out, info);
+    return solve(1, NULL, ode, y0, params, t_eval, comm, opts, out, info);
+}
+
+int ot_mpi_solve_adjoint(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
+                         const ot_loss *loss, MPI_Comm comm, const ot_mpi_options *opts,
+                         ot_solution **out, ot_mpi_info *info)
+{
+    return solve(2, loss, ode, y0, params, t_eval, comm, opts, out, info);
 }

@@ -242,13 +242,19 @@ int ot_solve_fwd_sens(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_e
     return solve(ode, y0, params, t_eval, 0, OT__SENS, NULL, out);
 }
 
-int ot_solve_adjoint(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
-                     const ot_loss *loss, ot_solution **out)
+/* ot_solve_adjoint, with progress reported to `progress` when not NULL. */
+static int solve_adjoint(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
+                         const ot_loss *loss, const ot__progress *progress,
+                         ot_solution **out)
 {
     if (out == NULL)
         return ot__fail(OT_ERR_ARG, "out: NULL");
     ot__plan pl;
     int st = ot__plan_make(&pl, ode, y0, params, t_eval, 0, OT__ADJ);
+    if (st == OT_OK && progress) {
+        pl.progress = progress->fn;
+        pl.progress_user = progress->user;
+    }
     if (st == OT_OK && pl.t_lanes && pl.solver->lockstep)
         st = ot__fail(OT_ERR_ARG, "t_eval: per-lane output times with ot_solve_adjoint "
                                   "run in OT_LANES mode (a lockstep block shares its "
@@ -259,6 +265,18 @@ int ot_solve_adjoint(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_ev
         st = run_plan(&pl, out);
     ot__plan_free(&pl);
     return st;
+}
+
+int ot_solve_adjoint(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
+                     const ot_loss *loss, ot_solution **out)
+{
+    return solve_adjoint(ode, y0, params, t_eval, loss, NULL, out);
+}
+
+int ot__solve_adjoint_at(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
+                         const ot_loss *loss, ot__progress progress, ot_solution **out)
+{
+    return solve_adjoint(ode, y0, params, t_eval, loss, &progress, out);
 }
 
 int ot_solve(const ot_ode *ode, ot_view y0, ot_view params, double final_time,

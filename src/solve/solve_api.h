@@ -24,6 +24,12 @@ OT_API int ot__solve_at_times(const ot_ode *ode, ot_view y0, ot_view params,
                               ot_view t_eval, int sens, ot__progress progress,
                               ot_solution **out);
 
+/* ot_solve_adjoint, with progress reported to `progress`. Ownership and
+ * returns as that. */
+OT_API int ot__solve_adjoint_at(const ot_ode *ode, ot_view y0, ot_view params,
+                                ot_view t_eval, const ot_loss *loss,
+                                ot__progress progress, ot_solution **out);
+
 /* t_eval's shape: present, [nt] with nt >= 1. @return OT_OK, OT_ERR_ARG or
  * OT_ERR_SHAPE naming t_eval. */
 OT_API int ot__times_check_shape(ot_view t_eval);

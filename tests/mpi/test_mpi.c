@@ -318,6 +318,108 @@ static void test_root(ot_mpi_output output, variant v)
     ot_ode_free(o);
 }
 
+/* ot_mpi_solve_adjoint = ot_solve_adjoint lane by lane (outputs, status,
+ * loss and gradients, bit for bit): loss data for every lane or per lane;
+ * each rank its slice with distributed outputs, or the root everything,
+ * gathered. The failing lanes (b % 13 == 5) fail with NaN gradients. */
+static double datag[2 * NT * N];
+
+static void test_adjoint(int per_lane, int root_style)
+{
+    ot_ode *o = model(PLAIN, 2);
+    for (int b = 0; b < N; b++)
+        for (int i = 0; i < NT; i++)
+            for (int r = 0; r < 2; r++)
+                datag[(b * NT + i) * 2 + r] = (r ? 0.5 : -0.5) * cos(0.3 * i + 0.1 * b);
+    const int64_t all[3] = {2, NT, N}, one[2] = {2, NT};
+    ot_view dall, done;
+    if (ot_view_make(&dall, datag, OT_F64, CPU, 3, all, NULL) != OT_OK ||
+        ot_view_make(&done, datag, OT_F64, CPU, 2, one, NULL) != OT_OK)
+        fail("views: %s", ot_last_error());
+    const ot_loss lref = ot_loss_squares(per_lane ? dall : done, ot_view_absent());
+    ot_solution *ref = NULL;
+    const int rst =
+        ot_solve_adjoint(o, mat(y0g, OT_F64, 2, N), mat(parg, OT_F64, NPAR, N),
+                         mat(times, OT_F64, NT, -1), &lref, &ref);
+    char rmsg[512];
+    snprintf(rmsg, sizeof rmsg, "%s", ot_last_error());
+    if (ref == NULL)
+        fail("reference: %s", rmsg);
+    ot_mpi_options opt = ot_mpi_options_default();
+    int64_t off = slice_off(rank), nl = slice_off(rank + 1) - off;
+    ot_view y0 = mat(y0g + 2 * off, OT_F64, 2, nl),
+            p = mat(parg + NPAR * off, OT_F64, NPAR, nl);
+    ot_loss loss = lref;
+    const int me = rank == size - 1;
+    if (root_style) {
+        opt.input = OT_MPI_INPUT_ROOT;
+        opt.output = OT_MPI_OUTPUT_GATHER;
+        opt.root = size - 1;
+        off = 0, nl = me ? N : 0;
+        y0 = me ? mat(y0g, OT_F64, 2, N) : ot_view_absent();
+        p = me ? mat(parg, OT_F64, NPAR, N) : ot_view_absent();
+        if (per_lane && !me)
+            loss.data = ot_view_absent();
+    } else if (per_lane) {
+        const int64_t mine[3] = {2, NT, nl};
+        if (ot_view_make(&loss.data, datag + 2 * NT * off, OT_F64, CPU, 3, mine, NULL))
+            fail("slice: %s", ot_last_error());
+    }
+    ot_solution *sol = NULL;
+    ot_mpi_info info;
+    const int st = ot_mpi_solve_adjoint(o, y0, p, mat(times, OT_F64, NT, -1), &loss,
+                                        MPI_COMM_WORLD, &opt, &sol, &info);
+    same_everywhere(st, rst, NULL);
+    if (strcmp(ot_last_error(), rmsg))
+        fail("batch message \"%s\", one process \"%s\"", ot_last_error(), rmsg);
+    if (root_style && !me) {
+        if (sol != NULL)
+            fail("gather: a solution off the root");
+    } else if (sol == NULL || ot_solution_nbatch(sol) != nl) {
+        fail("solution: %lld lanes, expected %lld",
+             (long long)(sol ? ot_solution_nbatch(sol) : -1), (long long)nl);
+    } else {
+        same_lanes(sol, ref, off);
+        const int64_t rows[3] = {1, NPAR, 2};
+        for (int k = 0; k < 3; k++) {
+            const double *g = ot_tensor_layout(ot_solution_grad_tensor(sol, k))->data,
+                         *r = ot_tensor_layout(ot_solution_grad_tensor(ref, k))->data;
+            if (memcmp(g, r + off * rows[k], (size_t)(nl * rows[k]) * sizeof *g))
+                fail("gradient tensor %d differs from one process", k);
+        }
+        for (int64_t b = 0; b < nl; b++)
+            if (ot_solution_lane_adjoint_bytes(sol, b) !=
+                ot_solution_lane_adjoint_bytes(ref, off + b))
+                fail("lane %lld: adjoint bytes differ", (long long)b);
+    }
+    ot_solution_free(sol);
+    ot_solution_free(ref);
+    ot_ode_free(o);
+}
+
+/* What ot_mpi_solve_adjoint refuses, the same on every rank: a NULL loss;
+ * data for every lane that differs between ranks. */
+static void test_adjoint_refusals(void)
+{
+    ot_ode *o = model(PLAIN, 2);
+    const int64_t off = slice_off(rank), nl = slice_off(rank + 1) - off;
+    const ot_view y0 = mat(y0g + 2 * off, OT_F64, 2, nl),
+                  p = mat(parg + NPAR * off, OT_F64, NPAR, nl),
+                  t = mat(times, OT_F64, NT, -1);
+    ot_solution *sol = NULL;
+    int st = ot_mpi_solve_adjoint(o, y0, p, t, NULL, MPI_COMM_WORLD, NULL, &sol, NULL);
+    same_everywhere(st, OT_ERR_ARG, "loss: NULL");
+    static double mine[2 * NT];
+    for (int k = 0; k < 2 * NT; k++)
+        mine[k] = rank == 1 ? 1.0 : 0.0; /* rank 1 differs */
+    const ot_loss l = ot_loss_squares(mat(mine, OT_F64, 2, NT), ot_view_absent());
+    st = ot_mpi_solve_adjoint(o, y0, p, t, &l, MPI_COMM_WORLD, NULL, &sol, NULL);
+    if (size > 1)
+        same_everywhere(st, OT_ERR_VALUE, "values or weights differ from rank 0's");
+    ot_solution_free(sol);
+    ot_ode_free(o);
+}
+
 /* Lockstep: lane b equals the one-process solve of its block of 8. */
 static void test_lockstep(void)
 {
@@ -469,6 +571,14 @@ int main(int argc, char **argv)
     report("forward sensitivities: sens travel, = ot_solve_fwd_sens");
     test_local_distributed(2, OT_MPI_DYNAMIC, 7);
     report("sensitivities to initial values travel too, = ot_solve_fwd_sens");
+    test_adjoint(0, 0);
+    report("adjoint, data for every lane, slices: gradients = ot_solve_adjoint");
+    test_adjoint(1, 0);
+    report("adjoint, per-lane data with the slices: gradients = ot_solve_adjoint");
+    test_adjoint(1, 1);
+    report("adjoint, the root passes per-lane data and gathers: = ot_solve_adjoint");
+    test_adjoint_refusals();
+    report("adjoint refusals: a NULL loss, data for every lane differing by rank");
     test_root(OT_MPI_OUTPUT_GATHER, PLAIN);
     report("root scatters f32 params and broadcast y0, gathers: = one process");
     test_root(OT_MPI_OUTPUT_DISTRIBUTED, PLAIN);
