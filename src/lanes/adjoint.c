@@ -370,27 +370,16 @@ static int backward(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
     for (int64_t i = nt - 1; i >= -1; i--) {
         const double target = i >= 0 ? times[i] : t0;
         if (target < tcur) {
-            int f = started ? 0 : backward_start(w, tcur);
-            if (started && jumped && !f) {
-                /* CVODES keeps q: restart lambda, and q from where it is.
-                 * Without a jump (no data there) it just goes on. */
-                f = CVodeReInitB(w->cv, a->which, tcur, a->yB);
-                if (!f && pl->np)
-                    f = CVodeQuadReInitB(w->cv, a->which, a->qB);
-            }
+            /* Restarted where lambda jumped; without a jump (no data there)
+             * the backward problem just goes on. */
+            const int f = started ? 0 : backward_start(w, tcur);
+            char msg[400];
+            const int st =
+                ot__adj_segment(w->cv, a->which, started && jumped, tcur, target, a->yB,
+                                pl->np ? a->qB : NULL, f, w->cb.cv_msg, msg, sizeof msg);
             started = 1;
-            double tret = target;
-            f = f ? f : CVodeB(w->cv, target, CV_NORMAL);
-            f = f < 0 ? f : CVodeGetB(w->cv, a->which, &tret, a->yB);
-            f = f < 0 || !pl->np ? f : CVodeGetQuadB(w->cv, a->which, &tret, a->qB);
-            if (f < 0) {
-                const int nomem = f == CV_MEM_FAIL;
-                char msg[400];
-                snprintf(msg, sizeof msg,
-                         "adjoint: the backward integration stopped between t = %g and "
-                         "%g: %s",
-                         target, tcur, nomem ? "out of memory" : w->cb.cv_msg);
-                ot__lanes_fail(w, sk->sol, b, nomem ? OT_ERR_NOMEM : OT_ERR_SOLVER, msg);
+            if (st != OT_OK) {
+                ot__lanes_fail(w, sk->sol, b, st, msg);
                 return OT_ERR_SOLVER;
             }
             tcur = target;

@@ -400,28 +400,16 @@ static int backward(adj *a, const ot__sink *sk)
     for (int64_t i = nt - 1; i >= -1; i--) {
         const double target = i >= 0 ? pl->t[i] : pl->t0;
         if (target < tcur) {
-            int f = 0;
-            if (!started) {
-                f = backward_make(a, tcur);
-            } else if (jumped) { /* without a jump (no data there) it goes on */
-                f = CVodeReInitB(L->cv, a->which, tcur, a->yB);
-                if (!f && L->np)
-                    f = CVodeQuadReInitB(L->cv, a->which, a->qB);
-            }
+            /* Restarted where lambda jumped in some lane; without a jump in
+             * any (no data there) the backward problem just goes on. */
+            const int f = started ? 0 : backward_make(a, tcur);
+            char msg[400];
+            const int st =
+                ot__adj_segment(L->cv, a->which, started && jumped, tcur, target, a->yB,
+                                L->np ? a->qB : NULL, f, L->cb.cv_msg, msg, sizeof msg);
             started = 1;
-            double tret = target;
-            f = f ? f : CVodeB(L->cv, target, CV_NORMAL);
-            f = f < 0 ? f : CVodeGetB(L->cv, a->which, &tret, a->yB);
-            f = f < 0 || !L->np ? f : CVodeGetQuadB(L->cv, a->which, &tret, a->qB);
-            if (f < 0) {
-                char msg[400];
-                snprintf(msg, sizeof msg,
-                         "adjoint: the backward integration stopped between t = %g and "
-                         "%g: %s",
-                         target, tcur, f == CV_MEM_FAIL ? "out of memory" : L->cb.cv_msg);
-                ot__lockstep_fail_batch(L, sk->sol,
-                                        f == CV_MEM_FAIL ? OT_ERR_NOMEM : OT_ERR_SOLVER,
-                                        target, msg);
+            if (st != OT_OK) {
+                ot__lockstep_fail_batch(L, sk->sol, st, target, msg);
                 return 0;
             }
             tcur = target;

@@ -5,6 +5,10 @@
 #ifndef OT_SRC_SOLVE_ADJOINT_H
 #define OT_SRC_SOLVE_ADJOINT_H
 
+#include <stddef.h>
+
+#include <cvodes/cvodes.h>
+
 #include "solve/callback.h"
 #include "solve/solve.h"
 
@@ -75,6 +79,18 @@ static inline void ot__adj_quad(const double *D, const double *lam, double *out,
         out[j] = -s;
     }
 }
+
+/* One backward segment, from tcur down to target, of CVODES' backward
+ * problem `which` on cv; with restart (lambda jumped at tcur) it first
+ * restarts there from yB, and from the quadratures qB (NULL: none) where
+ * they are. The results come back in yB and qB. f: the status of what came
+ * before (making the backward problem); nonzero fails the segment. Both
+ * solvers' backward loops share this rule. @return OT_OK, or OT_ERR_NOMEM /
+ * OT_ERR_SOLVER with the message ("adjoint: the backward integration
+ * stopped ...", CVODE's cv_msg as the cause) in msg. */
+int ot__adj_segment(void *cv, int which, int restart, double tcur, double target,
+                    N_Vector yB, N_Vector qB, int f, const char *cv_msg, char *msg,
+                    size_t len);
 
 /* The gradient tensors of sol, NaN-filled (a lane's results replace the
  * NaN when it succeeds), and the per-lane byte counts. @return OT_OK or
