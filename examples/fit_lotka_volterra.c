@@ -7,11 +7,14 @@
  * reach the true rates within 1 % and checks that at least 90 % do (a start
  * can end in another local minimum of the phase-sensitive loss; its loss
  * tells which).
- * Usage: fit_lotka_volterra [starts=1000] [iterations=200] */
+ * Lockstep by default: the starts' lanes share the steps of one integrator
+ * per block, forward and backward (2.5x lanes mode here, BENCHMARKS.md).
+ * Usage: fit_lotka_volterra [starts=1000] [iterations=200] [lanes|lockstep] */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <odetensor.h>
 
@@ -180,6 +183,8 @@ int main(int argc, char **argv)
 {
     const int64_t nb = argc > 1 ? atoll(argv[1]) : 1000;
     const int iters = argc > 2 ? atoi(argv[2]) : 200;
+    const ot_mode mode =
+        argc > 3 && strcmp(argv[3], "lanes") == 0 ? OT_LANES : OT_LOCKSTEP;
     if (nb < 1 || iters < 1)
         return fprintf(stderr, "usage: fit_lotka_volterra [starts] [iterations]\n"), 2;
     const ot_device cpu = {OT_CPU, 0};
@@ -197,6 +202,7 @@ int main(int argc, char **argv)
     st = st ? st : ot_ode_new(&ode, 2, 4, lv, NULL);
     st = st ? st : ot_ode_set_jac(ode, lv_jac);
     st = st ? st : ot_ode_set_dfdp(ode, lv_dfdp);
+    st = st ? st : ot_ode_set_mode(ode, mode);
     st = st ? st : ot_ode_set_rtol(ode, 1e-10);
     st = st ? st : ot_ode_set_atol(ode, 1e-12);
     st = st ? st : ot_solve_dense(ode, y0v, pv, tv, &sol);

