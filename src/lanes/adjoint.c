@@ -80,9 +80,7 @@ static int jacobian(ot__lanes_worker *w, double t, const double *y)
     memcpy(a->yw, y, (size_t)n * sizeof *y);
     int rc = 0;
     for (int64_t j = 0; rc == 0 && j < n; j++) {
-        const double atol = ode->atol_vec ? ode->atol_vec[j] : ode->atol;
-        const double ay = fabs(y[j]),
-                     inc = cbrt(DBL_EPSILON) * fmax(ay, ode->rtol * ay + atol);
+        const double inc = ot__adj_dq_step(ode, j, y[j]);
         a->yw[j] = y[j] + inc;
         rc = call_rhs(w, t, a->yw, w->pbuf, a->f0);
         a->yw[j] = y[j] - inc;
@@ -207,14 +205,10 @@ int ot__lanes_adjoint_setup(ot__lanes_worker *w)
     if (a->yB == NULL || (np && a->qB == NULL))
         return CV_MEM_FAIL;
     int f = 0;
-    if (pl->loss.integrand) { /* the integral term: a forward quadrature, error-tested */
-        const ot_ode *ode = pl->ode;
+    if (pl->loss.integrand) { /* the integral term: a forward quadrature */
         if ((a->yQ = OT__SUN_NEW(N_VNew_Serial(1, w->ctx))) == NULL)
             return CV_MEM_FAIL;
-        N_VConst(0.0, a->yQ);
-        f = OT__SUN_CALL(CVodeQuadInit(w->cv, quad_f, a->yQ), CV_MEM_FAIL);
-        f = f ? f : CVodeQuadSStolerances(w->cv, ode->rtol, ode->atol);
-        f = f ? f : CVodeSetQuadErrCon(w->cv, SUNTRUE);
+        f = ot__adj_integral_init(w->cv, quad_f, a->yQ, pl->ode);
     }
     return f ? f
              : OT__SUN_CALL(CVodeAdjInit(w->cv, OT__ADJ_STEPS, CV_HERMITE), CV_MEM_FAIL);
@@ -254,11 +248,6 @@ static int backward_start(ot__lanes_worker *w, double tB0)
     struct ot__lanes_adj *a = w->adj;
     const ot_ode *ode = w->plan->ode;
     const int bdf = ode->method == OT_BDF, np = (int)w->plan->np;
-    /* lambda and q take the forward problem's rtol, and its scalar atol
-     * (the smallest entry of an atol vector). */
-    double atol = ode->atol;
-    for (int64_t i = 0; ode->atol_vec && i < w->n; i++)
-        atol = i == 0 || ode->atol_vec[i] < atol ? ode->atol_vec[i] : atol;
     if (np)
         N_VConst(0.0, a->qB);
     int f = a->which >= 0
@@ -274,9 +263,7 @@ static int backward_start(ot__lanes_worker *w, double tB0)
         f = CVodeQuadReInitB(w->cv, a->which, a->qB);
     if (f || a->configured)
         return f;
-    f = CVodeSetUserDataB(w->cv, a->which, w);
-    f = f ? f : CVodeSStolerancesB(w->cv, a->which, ode->rtol, atol);
-    f = f ? f : CVodeSetMaxNumStepsB(w->cv, a->which, ode->max_steps);
+    f = ot__adj_settings_b(w->cv, a->which, ode, w);
     if (!f && bdf) {
         if (a->AB == NULL)
             a->AB = OT__SUN_NEW(SUNDenseMatrix(w->n, w->n, w->ctx));
@@ -293,8 +280,7 @@ static int backward_start(ot__lanes_worker *w, double tB0)
         f = OT__SUN_CALL(CVodeQuadInitB(w->cv, a->which, quad_b, a->qB), CV_MEM_FAIL);
         a->quad_inited = !f;
     }
-    f = f || !np ? f : CVodeQuadSStolerancesB(w->cv, a->which, ode->rtol, atol);
-    f = f || !np ? f : CVodeSetQuadErrConB(w->cv, a->which, SUNTRUE);
+    f = f || !np ? f : ot__adj_quad_settings_b(w->cv, a->which, ode);
     a->configured = !f;
     return f;
 }

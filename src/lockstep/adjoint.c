@@ -86,9 +86,7 @@ static int jacobian(adj *a, double t, const double *y)
         for (int64_t j = 0; rc == 0 && j < n; j++) {
             for (int64_t b = 0; b < nb; b++) {
                 const int64_t k = b * n + j;
-                const double atol = ode->atol_vec ? ode->atol_vec[j] : ode->atol;
-                const double ay = fabs(y[k]);
-                L->inc[b] = cbrt(DBL_EPSILON) * fmax(ay, ode->rtol * ay + atol);
+                L->inc[b] = ot__adj_dq_step(ode, j, y[k]);
                 a->yw[k] = y[k] + L->inc[b];
             }
             rc = call_rhs(L, t, a->yw, L->p, a->f0);
@@ -265,14 +263,10 @@ static int adj_alloc(adj *a, ot__lockstep *L)
                                                    L->stopped, L->ctx)) == NULL)
         return OT_ERR_NOMEM;
     if (pl->loss.integrand) { /* the integral term: a forward quadrature, per-lane norm */
-        const ot_ode *ode = pl->ode;
         if ((a->yQ = ot__lockstep_vector_new(1, (sunindextype)nb, 0, L->stopped,
                                              L->ctx)) == NULL)
             return OT_ERR_NOMEM;
-        N_VConst(0.0, a->yQ);
-        int f = OT__SUN_CALL(CVodeQuadInit(L->cv, quad_f, a->yQ), CV_MEM_FAIL);
-        f = f ? f : CVodeQuadSStolerances(L->cv, ode->rtol, ode->atol);
-        f = f ? f : CVodeSetQuadErrCon(L->cv, SUNTRUE);
+        const int f = ot__adj_integral_init(L->cv, quad_f, a->yQ, pl->ode);
         if (f)
             return f == CV_MEM_FAIL ? OT_ERR_NOMEM : OT_ERR_SOLVER;
     }
@@ -285,17 +279,12 @@ static int backward_make(adj *a, double tB0)
     ot__lockstep *L = a->L;
     const ot_ode *ode = L->plan->ode;
     const int bdf = ode->method == OT_BDF, np = (int)L->np;
-    double atol = ode->atol;
-    for (int64_t i = 0; ode->atol_vec && i < L->n; i++)
-        atol = i == 0 || ode->atol_vec[i] < atol ? ode->atol_vec[i] : atol;
     if (np)
         N_VConst(0.0, a->qB);
     int f = OT__SUN_CALL(CVodeCreateB(L->cv, bdf ? CV_BDF : CV_ADAMS, &a->which),
                          CV_MEM_FAIL);
     f = f ? f : OT__SUN_CALL(CVodeInitB(L->cv, a->which, rhs_b, tB0, a->yB), CV_MEM_FAIL);
-    f = f ? f : CVodeSetUserDataB(L->cv, a->which, a);
-    f = f ? f : CVodeSStolerancesB(L->cv, a->which, ode->rtol, atol);
-    f = f ? f : CVodeSetMaxNumStepsB(L->cv, a->which, ode->max_steps);
+    f = f ? f : ot__adj_settings_b(L->cv, a->which, ode, a);
     if (!f && bdf) {
         a->AB = ot__lockstep_block_matrix_new(L->n, L->nbatch, L->ctx);
         a->LSB = a->AB ? ot__lockstep_block_solver_new(L->n, L->nbatch, L->ctx) : NULL;
@@ -307,8 +296,7 @@ static int backward_make(adj *a, double tB0)
     }
     if (!f && np) {
         f = OT__SUN_CALL(CVodeQuadInitB(L->cv, a->which, quad_b, a->qB), CV_MEM_FAIL);
-        f = f ? f : CVodeQuadSStolerancesB(L->cv, a->which, ode->rtol, atol);
-        f = f ? f : CVodeSetQuadErrConB(L->cv, a->which, SUNTRUE);
+        f = f ? f : ot__adj_quad_settings_b(L->cv, a->which, ode);
     }
     return f;
 }

@@ -252,3 +252,32 @@ int ot__adj_segment(void *cv, int which, int restart, double tcur, double target
              target, tcur, f == CV_MEM_FAIL ? "out of memory" : cv_msg);
     return f == CV_MEM_FAIL ? OT_ERR_NOMEM : OT_ERR_SOLVER;
 }
+
+double ot__adj_atol(const ot_ode *ode)
+{
+    double atol = ode->atol;
+    for (int64_t i = 0; ode->atol_vec && i < ode->n; i++)
+        atol = i == 0 || ode->atol_vec[i] < atol ? ode->atol_vec[i] : atol;
+    return atol;
+}
+
+int ot__adj_settings_b(void *cv, int which, const ot_ode *ode, void *user)
+{
+    int f = CVodeSetUserDataB(cv, which, user);
+    f = f ? f : CVodeSStolerancesB(cv, which, ode->rtol, ot__adj_atol(ode));
+    return f ? f : CVodeSetMaxNumStepsB(cv, which, ode->max_steps);
+}
+
+int ot__adj_quad_settings_b(void *cv, int which, const ot_ode *ode)
+{
+    const int f = CVodeQuadSStolerancesB(cv, which, ode->rtol, ot__adj_atol(ode));
+    return f ? f : CVodeSetQuadErrConB(cv, which, SUNTRUE);
+}
+
+int ot__adj_integral_init(void *cv, CVQuadRhsFn fQ, N_Vector yQ, const ot_ode *ode)
+{
+    N_VConst(0.0, yQ);
+    int f = OT__SUN_CALL(CVodeQuadInit(cv, fQ, yQ), CV_MEM_FAIL);
+    f = f ? f : CVodeQuadSStolerances(cv, ode->rtol, ot__adj_atol(ode));
+    return f ? f : CVodeSetQuadErrCon(cv, SUNTRUE);
+}

@@ -5,6 +5,8 @@
 #ifndef OT_SRC_SOLVE_ADJOINT_H
 #define OT_SRC_SOLVE_ADJOINT_H
 
+#include <float.h>
+#include <math.h>
 #include <stddef.h>
 
 #include <cvodes/cvodes.h>
@@ -79,6 +81,32 @@ static inline void ot__adj_quad(const double *D, const double *lam, double *out,
         out[j] = -s;
     }
 }
+
+/* The step for state j (value y) in the backward problem's central
+ * differences of rhs: cbrt(eps) max(|y|, rtol |y| + atol_j). Both solvers'
+ * Jacobians use it (J enters the backward rhs, so forward differences are
+ * too coarse there). */
+static inline double ot__adj_dq_step(const ot_ode *ode, int64_t j, double y)
+{
+    const double atol = ode->atol_vec ? ode->atol_vec[j] : ode->atol, ay = fabs(y);
+    return cbrt(DBL_EPSILON) * fmax(ay, ode->rtol * ay + atol);
+}
+
+/* The absolute tolerance of lambda, its quadratures and the integral term:
+ * the problem's scalar atol, or the smallest entry of its atol vector. */
+double ot__adj_atol(const ot_ode *ode);
+
+/* The backward problem's settings after CVodeInitB: user data, the
+ * problem's rtol with ot__adj_atol, its step limit. @return CVODE's flag. */
+int ot__adj_settings_b(void *cv, int which, const ot_ode *ode, void *user);
+
+/* Error control of the backward quadratures (after CVodeQuadInitB).
+ * @return CVODE's flag. */
+int ot__adj_quad_settings_b(void *cv, int which, const ot_ode *ode);
+
+/* The loss's integral term as a forward quadrature of fQ from yQ (zeroed
+ * here), in the error test. @return CVODE's flag (CV_MEM_FAIL: no memory). */
+int ot__adj_integral_init(void *cv, CVQuadRhsFn fQ, N_Vector yQ, const ot_ode *ode);
 
 /* One backward segment, from tcur down to target, of CVODES' backward
  * problem `which` on cv; with restart (lambda jumped at tcur) it first
