@@ -335,7 +335,7 @@ uninstall:
 FORMAT_FILES = $(wildcard include/*.h include/odetensor/*.h src/*/*.c src/*/*.h tests/*.c examples/*.c \
                           src/cuda/*.cu tests/cuda/* examples/cuda/* \
                           bench/*.c bench/wasm/*.c tests/fuzz/*.c tests/fuzz/*.h tests/inject/*.c \
-                          bench/robertson.h bench/robertson_ot.h bindings/wasm/src/*.c bindings/wasm/test/*.c \
+                          bench/robertson.h bench/robertson_ot.h bindings/wasm/src/*.c bindings/wasm/src/*.h bindings/wasm/test/*.c \
                           include/odetensor_mpi.h tests/mpi/*.c \
                           examples/mpi/*.c bench/mpi/*.c tests/install/*.c)
 

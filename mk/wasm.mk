@@ -24,7 +24,8 @@ WASM_OUT := $(WASM_PKG)/dist/odetensor.mjs
 WASM_OPT ?= -O3
 WASM_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(WASM_OPT) -Iinclude -Isrc -I$(WB)/include \
                -I$(WASM_SUN)/include -MMD -MP
-WASM_OBJ := $(LIB_SRC:%.c=$(WB)/obj/%.o) $(WB)/obj/$(WASM_PKG)/src/shim.o
+WASM_OBJ := $(LIB_SRC:%.c=$(WB)/obj/%.o) $(WB)/obj/$(WASM_PKG)/src/shim.o \
+            $(WB)/obj/$(WASM_PKG)/src/shim_solve.o
 WASM_SUN_LIBS := $(addprefix $(WASM_SUN)/lib/libsundials_,cvodes.a nvecserial.a \
                  sunmatrixdense.a sunlinsoldense.a sunnonlinsolfixedpoint.a \
                  sunnonlinsolnewton.a core.a)

@@ -1,0 +1,51 @@
+/* Private: what the two halves of the JS shim share (shim.c: the problem,
+ * its callbacks and options; shim_solve.c: the solves and the solution's
+ * accessors). See shim.c for the calling conventions. */
+#ifndef OTW_SHIM_H
+#define OTW_SHIM_H
+
+#include <malloc.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <odetensor.h>
+
+#ifdef __EMSCRIPTEN__
+#include <emscripten/emscripten.h>
+#define OTW_API EMSCRIPTEN_KEEPALIVE
+#else
+#define OTW_API
+#endif
+
+typedef int (*otw_eval_fn)(double t, const double *y, const double *p, double *out, int k,
+                           int lane, void *user);
+typedef int (*otw_init_fn)(const double *p, double *y0, int k, int lane, void *user);
+/* A loss term at output i: g [1, k], dgdy [n, k], dgdp [np, k], zeroed. */
+typedef int (*otw_loss_fn)(double t, int i, const double *y, const double *p, double *g,
+                           double *dgdy, double *dgdp, int k, int lane, void *user);
+/* A loss's integrand for one lane: q [1], dqdy [n], dqdp [np], zeroed. */
+typedef int (*otw_integrand_fn)(double t, const double *y, const double *p, double *q,
+                                double *dqdy, double *dqdp, int lane, void *user);
+/* An event handler: y [n] and p [np] of one lane, writable. */
+typedef int (*otw_event_fn)(double t, int root, int lane, double *y, double *p,
+                            void *user);
+
+typedef struct otw_problem {
+    ot_ode *ode;
+    otw_eval_fn rhs, jac, dfdp, out, root;
+    otw_init_fn init;
+    otw_event_fn event;
+    otw_loss_fn loss; /* otw_solve_adjoint's, during that call */
+    otw_integrand_fn integrand;
+    int nout; /* out's rows (0 without out) */
+    void *user;
+    int lockstep;
+    int t_cols; /* t_eval's columns: > 1 per-lane times [nt, t_cols] (otw_set_t_cols) */
+    int lane;   /* lanes mode: the lane being solved (lanes run in order) */
+} otw_problem;
+
+/* The problem's ot_ode, or NULL (the library then fails with its message). */
+static inline ot_ode *ode_of(const otw_problem *P) { return P ? P->ode : NULL; }
+
+#endif
