@@ -25,6 +25,7 @@
 #   make bench-checksum   one result hash per driver path (refactoring guard)
 #   make bench-fixed      the fixed cost of one small solve call vs raw CVODE
 #   make bench-sens       forward sensitivities: plain vs DQ vs df/dp, np 1..64
+#   make bench-methods    every method per lane: Lotka-Volterra, Robertson, both modes
 #   make million          1,000,000 Robertson lanes per mode: time, peak RSS, bytes per lane
 #   make bench-wasm       WebAssembly vs native, JS vs C callbacks, odex (npm)
 #   make bench-mpi        MPI strong scaling, imbalance, messages, 64-node projection
@@ -55,14 +56,14 @@ ifeq ($(SUNDIALS),system)
 SUNB := /system
 SUN_CFLAGS :=
 SUN_STAMP :=
-SUNDIALS_LIBS := -lsundials_cvodes -lsundials_nvecserial -lsundials_sunmatrixdense \
+SUNDIALS_LIBS := -lsundials_arkode -lsundials_cvodes -lsundials_nvecserial -lsundials_sunmatrixdense \
                  -lsundials_sunlinsoldense -lsundials_sunnonlinsolfixedpoint
 else ifeq ($(SUNDIALS),own)
 SUNB :=
 SUN_DIR := build/sundials-7
 SUN_STAMP := $(SUN_DIR)/.built
 SUN_CFLAGS := -I$(SUN_DIR)/include
-SUNDIALS_LIBS := $(addprefix $(SUN_DIR)/lib/libsundials_,cvodes.a nvecserial.a \
+SUNDIALS_LIBS := $(addprefix $(SUN_DIR)/lib/libsundials_,arkode.a cvodes.a nvecserial.a \
                  sunmatrixdense.a sunlinsoldense.a sunnonlinsolfixedpoint.a \
                  sunnonlinsolnewton.a core.a)
 else
@@ -93,7 +94,7 @@ LIB_SRC := src/core/error.c \
            src/ode/ode_info.c \
            src/solve/solve.c src/solve/solvers.c src/solve/plan.c src/solve/size_limits.c \
            src/solve/solution.c src/solve/output.c src/solve/callback.c src/solve/cv_setup.c \
-           src/solve/cv_advance.c src/solve/events.c src/solve/pool.c src/solve/sens.c src/solve/adjoint.c \
+           src/solve/advance.c src/solve/integ.c src/solve/events.c src/solve/pool.c src/solve/sens.c src/solve/adjoint.c \
            src/lanes/lanes.c src/lanes/worker.c src/lanes/lane.c src/lanes/adjoint.c \
            src/lockstep/loops.c src/lockstep/cpu.c src/lockstep/callbacks.c \
            src/lockstep/lane_vector.c src/lockstep/block_dense.c src/lockstep/adjoint.c \
@@ -105,7 +106,8 @@ TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/c
             tests/check_solve_faults.c tests/check_lockstep.c tests/check_concurrency.c \
             tests/check_faults_numeric.c tests/check_faults_scale.c tests/check_size_limits.c \
             tests/check_core_api.c tests/check_lockstep_blocks.c tests/check_traps.c \
-            tests/check_events.c tests/check_sens_derivs.c tests/check_adjoint.c
+            tests/check_events.c tests/check_sens_derivs.c tests/check_adjoint.c \
+            tests/check_methods.c
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/obj/%.o)
 EXAMPLES := dlpack_tour robertson lotka_volterra sensitivity_decay bouncing_ball user_jacobian \
             seir_peak population_pk fit_lotka_volterra
@@ -116,7 +118,7 @@ SHARED := $(B)/libodetensor.so
 
 .PHONY: all check demo install uninstall clean lint format help deps deps-check \
         test-c test-headers test-readme test-install test-python test-examples examples bench bench-bin \
-        bench-lockstep bench-checksum bench-fixed bench-sens million test-million
+        bench-lockstep bench-checksum bench-fixed bench-sens bench-methods million test-million
 
 all: $(STATIC) $(SHARED) examples
 
@@ -252,7 +254,7 @@ demo: deps
 # sizes that bench/run.sh reads (see its header).
 BENCH_BIN := $(B)/bench/raw_cvode $(B)/bench/ot_robertson $(B)/bench/interleave \
              $(B)/bench/lockstep_vs_lanes $(B)/bench/checksum $(B)/bench/fixed_cost \
-             $(B)/bench/lockstep_sizes $(B)/bench/sens_cost
+             $(B)/bench/lockstep_sizes $(B)/bench/sens_cost $(B)/bench/methods
 
 bench-bin: $(BENCH_BIN)
 
@@ -284,6 +286,11 @@ bench-lockstep: $(B)/bench/lockstep_vs_lanes
 # The fixed cost of one small solve call against raw CVODE's create + solve.
 bench-fixed: $(B)/bench/fixed_cost
 	$(B)/bench/fixed_cost
+
+# METHODS_ARGS: nbatch rounds (bench/methods.c): every method's cost per
+# lane on Lotka-Volterra and Robertson, both modes, with its accuracy.
+bench-methods: $(B)/bench/methods
+	$(B)/bench/methods $(METHODS_ARGS)
 
 # SENS_ARGS: nbatch rounds glv_lanes (bench/sens_cost.c).
 bench-sens: $(B)/bench/sens_cost

@@ -36,7 +36,7 @@ BENCH_WASM_ODEX := bench/wasm/node_modules/ode45-cash-karp/package.json
 # as Debian's binary package, so libodetensor.a (built against Debian's
 # headers) links against it unchanged.
 SUN_NATIVE := build/sundials-native
-SUN_NATIVE_LIBS := $(addprefix $(SUN_NATIVE)/lib/libsundials_,cvodes.a nvecserial.a \
+SUN_NATIVE_LIBS := $(addprefix $(SUN_NATIVE)/lib/libsundials_,arkode.a cvodes.a nvecserial.a \
                    sunmatrixdense.a sunlinsoldense.a sunnonlinsolfixedpoint.a \
                    sunnonlinsolnewton.a generic.a)
 # The bench module: Robertson's entry points are EMSCRIPTEN_KEEPALIVE, so no
@@ -79,20 +79,20 @@ $(BENCH_WASM_NATIVE_O3): $(B)/obj/bench/wasm/native.o $(B)/obj/bench/ot_robertso
 	$(CC) $(SANFLAGS) -o $@ $(filter %.o,$^) $(STATIC) $(LDLIBS_CORE)
 else
 $(BENCH_WASM_NATIVE_O3): $(B)/obj/bench/wasm/native.o $(B)/obj/bench/ot_robertson.nomain.o \
-                        $(STATIC) $(SUN_NATIVE)/.built
+                        $(STATIC) $(SUN_NATIVE)/.built-arkode
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -o $@ $(filter %.o,$^) $(STATIC) $(SUN_NATIVE_LIBS) -lm -pthread
 endif
 
 # About 15 s on 2 cores, once; the log is $(SUN_NATIVE)-build.log.
-$(SUN_NATIVE)/.built:
+$(SUN_NATIVE)/.built-arkode:
 	@sh scripts/deps.sh wasm
 	sh scripts/sundials-src.sh build/sundials-src
 	rm -rf $(SUN_NATIVE)-build
 	cmake -S build/sundials-src -B $(SUN_NATIVE)-build -DCMAKE_BUILD_TYPE=Release \
 	    -DCMAKE_INSTALL_PREFIX=$(abspath $(SUN_NATIVE)) \
 	    -DBUILD_SHARED_LIBS=OFF -DBUILD_STATIC_LIBS=ON \
-	    -DBUILD_ARKODE=OFF -DBUILD_CVODE=OFF -DBUILD_CVODES=ON -DBUILD_IDA=OFF -DBUILD_IDAS=OFF \
+	    -DBUILD_ARKODE=ON -DBUILD_CVODE=OFF -DBUILD_CVODES=ON -DBUILD_IDA=OFF -DBUILD_IDAS=OFF \
 	    -DBUILD_KINSOL=OFF -DBUILD_FORTRAN_MODULE_INTERFACE=OFF -DENABLE_MPI=OFF \
 	    -DENABLE_OPENMP=OFF -DENABLE_PTHREAD=OFF \
 	    -DEXAMPLES_ENABLE_C=OFF -DEXAMPLES_ENABLE_CXX=OFF -DEXAMPLES_INSTALL=OFF \
@@ -104,7 +104,7 @@ $(SUN_NATIVE)/.built:
 	    || { tail -30 $(SUN_NATIVE)-build.log; exit 1; }
 	touch $@
 
-$(SUN_NATIVE_LIBS): $(SUN_NATIVE)/.built
+$(SUN_NATIVE_LIBS): $(SUN_NATIVE)/.built-arkode
 
 # ot_robertson.c without its main(), for wasm (its ot_solve_all is what
 # wasm_native times).

@@ -9,7 +9,7 @@ CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 CUDA_ARCH ?= 90
 CB := build/cuda
 CUDA_SUN := build/sundials-cuda-7
-CUDA_STAMP := $(CUDA_SUN)/.built-$(CUDA_ARCH)
+CUDA_STAMP := $(CUDA_SUN)/.built-arkode-$(CUDA_ARCH)
 CUDA_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -O2 -g -pthread -fPIC \
                -fvisibility=hidden -I$(CUDA_SUN)/include -Iinclude -Isrc -MMD -MP
 NVFLAGS := -std=c++17 -O2 -g -arch=sm_$(CUDA_ARCH) -Xcompiler -fPIC,-Wall,-Wextra,-Werror \
@@ -17,7 +17,7 @@ NVFLAGS := -std=c++17 -O2 -g -arch=sm_$(CUDA_ARCH) -Xcompiler -fPIC,-Wall,-Wextr
 CUDA_CORE := $(filter-out src/cuda/none.c,$(LIB_SRC))
 CUDA_CU := $(wildcard src/cuda/*.cu)
 CUDA_OBJ := $(CUDA_CORE:%.c=$(CB)/obj/%.o) $(CUDA_CU:%.cu=$(CB)/obj/%.o)
-CUDA_SUN_LIBS := $(addprefix $(CUDA_SUN)/lib/libsundials_,cvodes.a nveccuda.a nvecserial.a \
+CUDA_SUN_LIBS := $(addprefix $(CUDA_SUN)/lib/libsundials_,arkode.a cvodes.a nveccuda.a nvecserial.a \
                  sunmatrixdense.a sunlinsoldense.a sunnonlinsolfixedpoint.a \
                  sunnonlinsolnewton.a core.a)
 # Everything but cuBLAS and libc linked statically, so the binaries also run

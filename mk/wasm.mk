@@ -15,7 +15,7 @@ EM_ENV := env -u EM_CACHE NODE_PATH=/usr/share/nodejs
 NODE ?= node
 WB := build/wasm
 WASM_SUN := build/sundials-wasm-7
-WASM_STAMP := $(WASM_SUN)/.built
+WASM_STAMP := $(WASM_SUN)/.built-arkode
 WASM_PKG := bindings/wasm
 WASM_OUT := $(WASM_PKG)/dist/odetensor.mjs
 # Optimisation of our code and of the link (SUNDIALS is built Release, -O3).
@@ -26,7 +26,7 @@ WASM_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(WASM_OPT) -Iinclude 
                -I$(WASM_SUN)/include -MMD -MP
 WASM_OBJ := $(LIB_SRC:%.c=$(WB)/obj/%.o) $(WB)/obj/$(WASM_PKG)/src/shim.o \
             $(WB)/obj/$(WASM_PKG)/src/shim_solve.o
-WASM_SUN_LIBS := $(addprefix $(WASM_SUN)/lib/libsundials_,cvodes.a nvecserial.a \
+WASM_SUN_LIBS := $(addprefix $(WASM_SUN)/lib/libsundials_,arkode.a cvodes.a nvecserial.a \
                  sunmatrixdense.a sunlinsoldense.a sunnonlinsolfixedpoint.a \
                  sunnonlinsolnewton.a core.a)
 # ES module, wasm embedded (no fetch or path lookups: the same file loads in

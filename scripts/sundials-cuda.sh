@@ -7,7 +7,7 @@
 set -eu
 prefix=${1:-build/sundials-cuda-7}
 arch=${CUDA_ARCH:-90}
-[ -f "$prefix/.built-$arch" ] && exit 0
+[ -f "$prefix/.built-arkode-$arch" ] && exit 0
 nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 if [ ! -x "$nvcc" ]; then
     echo "sundials-cuda.sh: nvcc not found (set NVCC)" >&2
@@ -22,7 +22,7 @@ cmake -S "$src" -B "$bdir" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CUDA_COMPILER="$nvcc" \
     -DENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" \
     -DBUILD_SHARED_LIBS=OFF -DBUILD_STATIC_LIBS=ON -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
-    -DBUILD_ARKODE=OFF -DBUILD_CVODE=OFF -DBUILD_CVODES=ON -DBUILD_IDA=OFF -DBUILD_IDAS=OFF \
+    -DBUILD_ARKODE=ON -DBUILD_CVODE=OFF -DBUILD_CVODES=ON -DBUILD_IDA=OFF -DBUILD_IDAS=OFF \
     -DBUILD_KINSOL=OFF -DBUILD_FORTRAN_MODULE_INTERFACE=OFF -DENABLE_MPI=OFF \
     -DBUILD_SUNMATRIX_CUSPARSE=OFF -DBUILD_SUNLINSOL_CUSOLVERSP=OFF \
     -DEXAMPLES_ENABLE_C=OFF -DEXAMPLES_ENABLE_CXX=OFF -DEXAMPLES_ENABLE_CUDA=OFF \
@@ -31,5 +31,5 @@ cmake -S "$src" -B "$bdir" -DCMAKE_BUILD_TYPE=Release \
     >"$bdir.log" 2>&1 || { tail -30 "$bdir.log" >&2; exit 1; }
 cmake --build "$bdir" -j"$(nproc)" >>"$bdir.log" 2>&1 || { tail -30 "$bdir.log" >&2; exit 1; }
 cmake --install "$bdir" >>"$bdir.log" 2>&1
-touch "$prefix/.built-$arch"
+touch "$prefix/.built-arkode-$arch"
 echo "sundials-cuda.sh: SUNDIALS 7.1.1 with NVECTOR_CUDA (sm_$arch) in $prefix" >&2

@@ -73,7 +73,14 @@ static double bounce_time(double h0, double e, int k)
     return t;
 }
 
-static ot_ode *ball_ode(int lockstep, int threads)
+/* The tests that loop over modes and methods: _i & 1 is lockstep, _i >> 1
+ * picks CVODE's BDF, ARKODE's explicit Dormand-Prince or an ESDIRK, so
+ * roots, handlers and stops are tested for each kind of integrator. */
+static const int EV_METHODS[3] = {OT_BDF, OT_ERK_DP54, OT_ESDIRK43};
+#define EV_MODE(i) (((i)&1) ? OT_LOCKSTEP : OT_LANES)
+#define EV_METHOD(i) ((ot_method)EV_METHODS[(i) >> 1])
+
+static ot_ode *ball_ode(int lockstep, int threads, ot_method method)
 {
     static const int falling = OT_ROOT_FALLING, handle = OT_EVENT_HANDLE;
     ot_ode *ode = NULL;
@@ -81,6 +88,7 @@ static ot_ode *ball_ode(int lockstep, int threads)
     ck_assert_status(ot_ode_set_mode(ode, lockstep ? OT_LOCKSTEP : OT_LANES), OT_OK,
                      NULL);
     ck_assert_status(ot_ode_set_threads(ode, threads), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_method(ode, method), OT_OK, NULL);
     ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
     ck_assert_status(ot_ode_set_atol(ode, 1e-12), OT_OK, NULL);
     ck_assert_status(ot_ode_set_roots(ode, 1, first_state), OT_OK, NULL);
@@ -104,7 +112,7 @@ static double ball_h0(int b)
 }
 
 /* Every lane: at least 20 bounces with their analytic times and velocities. */
-static ot_solution *balls(int lockstep, int threads)
+static ot_solution *balls(int lockstep, int threads, ot_method method)
 {
     double y0[2 * NBALL], e[NBALL], t[2] = {0, 0.9995 * T_END};
     for (int b = 0; b < NBALL; b++) {
@@ -112,7 +120,7 @@ static ot_solution *balls(int lockstep, int threads)
         y0[2 * b + 1] = 0;
         e[b] = ball_e(b);
     }
-    ot_ode *ode = ball_ode(lockstep, threads);
+    ot_ode *ode = ball_ode(lockstep, threads, method);
     ot_solution *s = NULL;
     ck_assert_status(
         ot_solve_dense(ode, st_mat(y0, 2, NBALL), st_mat(e, 1, NBALL), st_vec(t, 2), &s),
@@ -134,7 +142,8 @@ START_TEST(root_direction_picks_the_crossing)
     for (int d = 0; d < 3; d++) {
         ot_ode *ode = NULL;
         ck_assert_status(ot_ode_new(&ode, 2, 0, sine_rhs, NULL), OT_OK, NULL);
-        ck_assert_status(ot_ode_set_mode(ode, _i ? OT_LOCKSTEP : OT_LANES), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_mode(ode, EV_MODE(_i)), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_method(ode, EV_METHOD(_i)), OT_OK, NULL);
         ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
         ck_assert_status(ot_ode_set_atol(ode, 1e-12), OT_OK, NULL);
         ck_assert_status(ot_ode_set_roots(ode, 1, first_state), OT_OK, NULL);
@@ -215,7 +224,7 @@ END_TEST
  * at their analytic times, v before -e^k v0, after +e^{k+1} v0. Both modes. */
 START_TEST(a_handler_changes_the_state_and_the_lane_goes_on)
 {
-    ot_solution *s = balls(_i, 1);
+    ot_solution *s = balls(_i & 1, 1, EV_METHOD(_i));
     const ot_tensor *et = ot_solution_event_tensor(s, OT_EVENT_TIMES),
                     *eb = ot_solution_event_tensor(s, OT_EVENT_BEFORE),
                     *ea = ot_solution_event_tensor(s, OT_EVENT_AFTER);
@@ -243,7 +252,7 @@ END_TEST
 /* Lanes mode with events: bit for bit the same for 1 and 2 threads. */
 START_TEST(events_are_bit_identical_for_any_thread_count)
 {
-    ot_solution *a = balls(0, 1), *b = balls(0, 2);
+    ot_solution *a = balls(0, 1, OT_BDF), *b = balls(0, 2, OT_BDF);
     for (int k = 0; k < 4; k++) {
         const ot_tensor *x = ot_solution_event_tensor(a, k),
                         *y = ot_solution_event_tensor(b, k);
@@ -280,7 +289,7 @@ static int failing_bounce(double t, int root, int64_t lane, ot_view_mut y, ot_vi
 START_TEST(a_failing_handler_fails_its_lane_alone)
 {
     const double y0[2] = {1, 0}, e[3] = {0.8, 0.9, 0.99}, t[2] = {0, 3};
-    ot_ode *ode = ball_ode(_i, 1);
+    ot_ode *ode = ball_ode(_i & 1, 1, EV_METHOD(_i));
     ck_assert_status(ot_ode_set_event_handler(ode, failing_bounce), OT_OK, NULL);
     ot_solution *s = NULL;
     ck_assert_status(
@@ -471,7 +480,8 @@ START_TEST(scheduled_doses_match_the_superposition)
     const double p[2 * NB] = {0.3, 1.0, 0.5, 2.0, 1.0, 0.5}, y0 = 0.2;
     ot_ode *ode = NULL;
     ck_assert_status(ot_ode_new(&ode, 1, 2, elim_rhs, NULL), OT_OK, NULL);
-    ck_assert_status(ot_ode_set_mode(ode, _i ? OT_LOCKSTEP : OT_LANES), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_mode(ode, EV_MODE(_i)), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_method(ode, EV_METHOD(_i)), OT_OK, NULL);
     ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
     ck_assert_status(ot_ode_set_atol(ode, 1e-12), OT_OK, NULL);
     ck_assert_status(ot_ode_set_event_handler(ode, dose), OT_OK, NULL);
@@ -512,7 +522,7 @@ START_TEST(scheduled_doses_match_the_superposition)
     in.t_eval = st_mat(tl, NT, NB);
     in.stops = st_mat(sl, NS, NB);
     const int st = ot_solve_dense_with(ode, &in, &s);
-    if (_i) {
+    if (_i & 1) {
         ck_assert_status(st, OT_ERR_ARG, "t0: per-lane starts need OT_LANES");
     } else {
         ck_assert_status(st, OT_OK, NULL);
@@ -543,7 +553,7 @@ END_TEST
  * own at the bounce time. Both modes. */
 START_TEST(every_step_output_records_the_events_too)
 {
-    ot_ode *ode = ball_ode(_i, 1);
+    ot_ode *ode = ball_ode(_i & 1, 1, EV_METHOD(_i));
     double y0[2] = {ball_h0(0), 0}, e = ball_e(0);
     ot_solution *s = NULL;
     ck_assert_status(ot_solve(ode, st_vec(y0, 2), st_vec(&e, 1), 0.9995 * T_END, &s),
@@ -553,6 +563,11 @@ START_TEST(every_step_output_records_the_events_too)
     const ot_tensor *et = ot_solution_event_tensor(s, OT_EVENT_TIMES);
     for (int k = 0; k < BOUNCES; k++)
         ck_assert_double_eq_tol(st_at(et, k, 0, 0), bounce_time(y0[0], e, k), 1e-6);
+    /* None past the final time (ARKStepReInit cleared the stop time: the
+     * integrator stepped past it and found a 22nd bounce). */
+    ck_assert_double_le(st_at(et, c - 1, 0, 0), 0.9995 * T_END);
+    ck_assert(st_at(ot_solution_ts(s), ot_solution_lane_count(s, 0) - 1, 0, 0) ==
+              0.9995 * T_END);
     /* Two steps at each bounce time: before and after. */
     const ot_tensor *ts = ot_solution_ts(s);
     int64_t pairs = 0;
@@ -600,16 +615,16 @@ Suite *events_suite(void)
 {
     Suite *s = suite_create("events");
     TCase *tc = ot_test_tcase(s, "events", 120);
-    tcase_add_loop_test(tc, root_direction_picks_the_crossing, 0, 2);
+    tcase_add_loop_test(tc, root_direction_picks_the_crossing, 0, 6);
     tcase_add_loop_test(tc, recorded_events_let_the_lane_go_on, 0, 4);
-    tcase_add_loop_test(tc, a_handler_changes_the_state_and_the_lane_goes_on, 0, 2);
+    tcase_add_loop_test(tc, a_handler_changes_the_state_and_the_lane_goes_on, 0, 6);
     tcase_add_test(tc, events_are_bit_identical_for_any_thread_count);
-    tcase_add_loop_test(tc, a_failing_handler_fails_its_lane_alone, 0, 2);
+    tcase_add_loop_test(tc, a_failing_handler_fails_its_lane_alone, 0, 6);
     tcase_add_test(tc, max_events_fails_the_lane_and_keeps_its_events);
     tcase_add_test(tc, event_options_are_checked);
     tcase_add_loop_test(tc, per_lane_output_times, 0, 2);
-    tcase_add_loop_test(tc, scheduled_doses_match_the_superposition, 0, 2);
-    tcase_add_loop_test(tc, every_step_output_records_the_events_too, 0, 2);
+    tcase_add_loop_test(tc, scheduled_doses_match_the_superposition, 0, 6);
+    tcase_add_loop_test(tc, every_step_output_records_the_events_too, 0, 6);
     tcase_add_test(tc, event_tensors_that_would_not_fit_fail_their_lane);
     return s;
 }

@@ -52,13 +52,24 @@ export type OutFunction = (t: number, y: Float64Array, p: Float64Array, o: Float
 export type RootFunction = (t: number, y: Float64Array, p: Float64Array, g: Float64Array,
   k: number, lane: number) => CallbackResult;
 
+export type Method = 'bdf' | 'adams' | 'bs32' | 'dp54' | 'verner65' | 'esdirk32' |
+  'esdirk43' | 'esdirk54' | 'imex32' | 'imex43' | 'imex54';
+
 export interface SolveOptions {
   /** Relative tolerance (default 1e-6). */
   rtol?: number;
   /** Absolute tolerance: one number, or one per state (default 1e-8). */
   atol?: number | NumericArray;
-  /** 'bdf' (stiff, default) or 'adams' (non-stiff). */
-  method?: 'bdf' | 'adams';
+  /** The integrator (default 'bdf'). CVODE: 'bdf' (stiff) or 'adams'
+   * (non-stiff), the only ones with sensitivities and the adjoint. ARKODE's
+   * Runge-Kutta pairs, order(embedded order): explicit, for non-stiff
+   * problems, 'bs32' (loose tolerances), 'dp54' (the usual choice, as
+   * ode45), 'verner65' (tight tolerances); diagonally implicit (Newton with
+   * jac), for moderately stiff problems, 'esdirk32', 'esdirk43',
+   * 'esdirk54'; IMEX, for a stiff part (rhs, with jac) plus a non-stiff
+   * part (rhsExplicit), 'imex32', 'imex43', 'imex54'. maxOrder and
+   * stabilityLimitDetection are CVODE options. */
+  method?: Method;
   /** 'lanes' (default): each lane its own solver; 'lockstep': one solver over
    * all lanes, callbacks called once for all of them. */
   mode?: 'lanes' | 'lockstep';
@@ -99,7 +110,12 @@ export interface Problem {
   nstates: number;
   /** Number of parameters np >= 0 (default 0). */
   nparams?: number;
+  /** dydt = f(t, y); with an IMEX method the implicit (stiff) part. */
   rhs: RhsFunction;
+  /** The explicit (non-stiff) part of an IMEX split, for 'imex32', 'imex43'
+   * and 'imex54' only: dydt = rhsExplicit + rhs. */
+  rhsExplicit?: RhsFunction;
+  /** The Jacobian of rhs (of its implicit part with IMEX). */
   jac?: JacFunction;
   /** df/dp for solveFwdSens (needs jac): exact sensitivities, no extra rhs calls. */
   dfdp?: DfdpFunction;

@@ -35,11 +35,16 @@ const MAX_NESTING = 64;
 // Frames of headroom() that must fit on the JS stack before a solve enters
 // wasm (see #enter): far more than the solver's frames and a callback's entry.
 const HEADROOM_FRAMES = 256;
-const METHODS = Object.freeze({ __proto__: null, bdf: 1, adams: 2 });
+// ot_method's values: CVODE's multistep methods, ARKODE's explicit, ESDIRK
+// and IMEX Runge-Kutta pairs (named order(embedded order)).
+const METHODS = Object.freeze({
+  __proto__: null, bdf: 1, adams: 2, bs32: 3, dp54: 4, verner65: 5, esdirk32: 6, esdirk43: 7,
+  esdirk54: 8, imex32: 9, imex43: 10, imex54: 11,
+});
 const MODES = Object.freeze({ __proto__: null, lanes: 1, lockstep: 2 });
 const OPTIONS = ['rtol', 'atol', 'method', 'mode', 't0', 'firstStep', 'maxSteps', 'maxStep', 'lockstepBlock',
   'sensRtol', 'sensAtol', 'sensInitial', 'maxOrder', 'stabilityLimitDetection', 'maxEvents'];
-const SPEC_KEYS = ['nstates', 'nparams', 'rhs', 'jac', 'dfdp', 'init', 'out', 'nout', 'roots', 'nroots',
+const SPEC_KEYS = ['nstates', 'nparams', 'rhs', 'rhsExplicit', 'jac', 'dfdp', 'init', 'out', 'nout', 'roots', 'nroots',
   'rootDirections', 'eventActions', 'onEvent', 'stops', 'starts', 'y0', 'params', 'tEval',
   'finalTime', 'options', 'loss'];
 const DIRECTIONS = Object.freeze({ __proto__: null, falling: -1, both: 0, rising: 1 });
@@ -443,6 +448,8 @@ class OdeTensor {
       this.#check(m._otw_problem_new(slot, n, np, cb(spec.rhs, 'rhs', n), 0));
       const P = m.HEAP32[slot >> 2];
       held.push(() => m._otw_problem_free(P));
+      if (has(spec.rhsExplicit))
+        this.#check(m._otw_set_rhs_explicit(P, cb(spec.rhsExplicit, 'rhsExplicit', n)));
       if (has(spec.jac)) this.#check(m._otw_set_jac(P, cb(spec.jac, 'jac', n * n)));
       if (has(spec.dfdp)) this.#check(m._otw_set_dfdp(P, cb(spec.dfdp, 'dfdp', n * np)));
       if (has(spec.out)) this.#check(m._otw_set_out(P, nout, cb(spec.out, 'out', nout)));

@@ -64,9 +64,37 @@ typedef int (*ot_dfdp_fn)(double t, ot_view y, ot_view p, ot_view_mut dfdp, void
  * a time, in increasing order of done. */
 typedef void (*ot_progress_fn)(int64_t done, int64_t total, void *user);
 
+/* The integrator. OT_BDF and OT_ADAMS are CVODE(S)'s variable-order
+ * multistep methods and the only ones with forward sensitivities and the
+ * adjoint. The others are ARKODE's Runge-Kutta pairs (ARKStep), named
+ * order(embedded order):
+ * - explicit, for non-stiff problems: OT_ERK_BS32 (Bogacki-Shampine
+ *   3(2), loose tolerances), OT_ERK_DP54 (Dormand-Prince 5(4), the usual
+ *   choice, as ode45), OT_ERK_VERNER65 (Verner 6(5), tight tolerances);
+ * - diagonally implicit (ESDIRK: Newton with the same Jacobian and linear
+ *   solvers as OT_BDF), for moderately stiff problems: OT_ESDIRK32,
+ *   OT_ESDIRK43, OT_ESDIRK54 (Kennedy and Carpenter's, L-stable);
+ * - IMEX additive Runge-Kutta, for a stiff part plus a non-stiff part: the
+ *   rhs of ot_ode_new is the implicit (stiff) part, ot_ode_set_rhs_explicit
+ *   gives the explicit part, the Jacobian is the implicit part's:
+ *   OT_IMEX_ARK32, OT_IMEX_ARK43, OT_IMEX_ARK54 (Kennedy and Carpenter's).
+ * OT_ERK_BS32 and OT_ERK_DP54 reach output times by ARKODE's quintic
+ * Hermite interpolation; OT_ERK_VERNER65 and the implicit methods step onto
+ * each output time (no interpolant kept their accuracy there), so many
+ * output times cost them steps. max_order and stability limit detection
+ * are OT_BDF/OT_ADAMS options (refused with the others). */
 typedef enum ot_method {
-    OT_BDF = 1,  /* stiff: BDF, Newton, dense direct linear solver */
-    OT_ADAMS = 2 /* non-stiff: Adams-Moulton, fixed-point iteration */
+    OT_BDF = 1,   /* stiff: BDF, Newton, dense direct linear solver */
+    OT_ADAMS = 2, /* non-stiff: Adams-Moulton, fixed-point iteration */
+    OT_ERK_BS32 = 3,
+    OT_ERK_DP54 = 4,
+    OT_ERK_VERNER65 = 5,
+    OT_ESDIRK32 = 6,
+    OT_ESDIRK43 = 7,
+    OT_ESDIRK54 = 8,
+    OT_IMEX_ARK32 = 9,
+    OT_IMEX_ARK43 = 10,
+    OT_IMEX_ARK54 = 11
 } ot_method;
 
 typedef enum ot_mode {
@@ -116,6 +144,13 @@ OT_API int ot_ode_set_progress(ot_ode *ode, ot_progress_fn progress, void *user)
  * jac is refused), each sensitivity's rhs is J s_j + df/dp_j, no extra rhs
  * calls. CPU modes (the CUDA solver refuses it). NULL removes it. */
 OT_API int ot_ode_set_dfdp(ot_ode *ode, ot_dfdp_fn dfdp);
+/* The explicit (non-stiff) part of an IMEX split, for the OT_IMEX_ARK*
+ * methods: dydt = rhs_explicit(t, y) + rhs(t, y), with the rhs of
+ * ot_ode_new the implicit part (and the Jacobian, if any, its Jacobian).
+ * Same signature and contract as the rhs. A solve with an IMEX method and
+ * no explicit part, or with an explicit part and another method, is
+ * refused. NULL removes it. */
+OT_API int ot_ode_set_rhs_explicit(ot_ode *ode, ot_rhs_fn rhs_explicit);
 
 /* Which crossings of root function i count: rising (g_i goes from < 0 to
  * > 0), falling, or both (the default). */

@@ -126,8 +126,7 @@ static int jac_cb(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *ud,
     } else {
         /* CVODE's dense DQ, every lane at once: n rhs calls. */
         double h = 0;
-        CVodeGetCurrentStep(L->cv, &h);
-        CVodeGetErrWeights(L->cv, L->ewt);
+        ot__ig_dq_inputs(&L->ig, &h, L->ewt);
         double *yt = ot__dptr(t1), *ft = ot__dptr(t2);
         const double *yd = ot__dptr(y), *fd = ot__dptr(fy);
         if (ot__cuda_check(L,
@@ -205,4 +204,5 @@ const ot__lockstep_callbacks ot__cuda_callbacks = {
     .jac = jac_cb,
     .root = root_cb,
     .sens_rhs = sens_rhs_cb,
+    .rhs_explicit = NULL, /* ARKODE's methods are refused on CUDA (plan.c) */
 };

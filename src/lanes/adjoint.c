@@ -19,7 +19,7 @@
 #include "core/alloc.h"
 #include "lanes/worker.h"
 #include "solve/adjoint.h"
-#include "solve/cv_advance.h"
+#include "solve/advance.h"
 #include "solve/cv_setup.h"
 #include "solve/dq.h"
 #include "solve/sens.h"
@@ -208,10 +208,11 @@ int ot__lanes_adjoint_setup(ot__lanes_worker *w)
     if (pl->loss.integrand) { /* the integral term: a forward quadrature */
         if ((a->yQ = OT__SUN_NEW(N_VNew_Serial(1, w->ctx))) == NULL)
             return CV_MEM_FAIL;
-        f = ot__adj_integral_init(w->cv, quad_f, a->yQ, pl->ode);
+        f = ot__adj_integral_init(w->ig.mem, quad_f, a->yQ, pl->ode);
     }
     return f ? f
-             : OT__SUN_CALL(CVodeAdjInit(w->cv, OT__ADJ_STEPS, CV_HERMITE), CV_MEM_FAIL);
+             : OT__SUN_CALL(CVodeAdjInit(w->ig.mem, OT__ADJ_STEPS, CV_HERMITE),
+                            CV_MEM_FAIL);
 }
 
 void ot__lanes_adjoint_free(ot__lanes_worker *w)
@@ -250,37 +251,40 @@ static int backward_start(ot__lanes_worker *w, double tB0)
     const int bdf = ode->method == OT_BDF, np = (int)w->plan->np;
     if (np)
         N_VConst(0.0, a->qB);
-    int f = a->which >= 0
-                ? 0
-                : OT__SUN_CALL(CVodeCreateB(w->cv, bdf ? CV_BDF : CV_ADAMS, &a->which),
-                               CV_MEM_FAIL);
+    int f =
+        a->which >= 0
+            ? 0
+            : OT__SUN_CALL(CVodeCreateB(w->ig.mem, bdf ? CV_BDF : CV_ADAMS, &a->which),
+                           CV_MEM_FAIL);
     if (!f)
-        f = a->inited ? CVodeReInitB(w->cv, a->which, tB0, a->yB)
-                      : OT__SUN_CALL(CVodeInitB(w->cv, a->which, rhs_b, tB0, a->yB),
+        f = a->inited ? CVodeReInitB(w->ig.mem, a->which, tB0, a->yB)
+                      : OT__SUN_CALL(CVodeInitB(w->ig.mem, a->which, rhs_b, tB0, a->yB),
                                      CV_MEM_FAIL);
     a->inited |= !f;
     if (!f && np && a->quad_inited)
-        f = CVodeQuadReInitB(w->cv, a->which, a->qB);
+        f = CVodeQuadReInitB(w->ig.mem, a->which, a->qB);
     if (f || a->configured)
         return f;
-    f = ot__adj_settings_b(w->cv, a->which, ode, w);
+    f = ot__adj_settings_b(w->ig.mem, a->which, ode, w);
     if (!f && bdf) {
         if (a->AB == NULL)
             a->AB = OT__SUN_NEW(SUNDenseMatrix(w->n, w->n, w->ctx));
         if (a->AB && a->LSB == NULL)
             a->LSB = OT__SUN_NEW(SUNLinSol_Dense(a->yB, a->AB, w->ctx));
-        f = a->LSB ? CVodeSetLinearSolverB(w->cv, a->which, a->LSB, a->AB) : CV_MEM_FAIL;
-        f = f ? f : CVodeSetJacFnB(w->cv, a->which, jac_b);
+        f = a->LSB ? CVodeSetLinearSolverB(w->ig.mem, a->which, a->LSB, a->AB)
+                   : CV_MEM_FAIL;
+        f = f ? f : CVodeSetJacFnB(w->ig.mem, a->which, jac_b);
     } else if (!f) {
         if (a->NLSB == NULL)
             a->NLSB = OT__SUN_NEW(SUNNonlinSol_FixedPoint(a->yB, 0, w->ctx));
-        f = a->NLSB ? CVodeSetNonlinearSolverB(w->cv, a->which, a->NLSB) : CV_MEM_FAIL;
+        f = a->NLSB ? CVodeSetNonlinearSolverB(w->ig.mem, a->which, a->NLSB)
+                    : CV_MEM_FAIL;
     }
     if (!f && np && !a->quad_inited) {
-        f = OT__SUN_CALL(CVodeQuadInitB(w->cv, a->which, quad_b, a->qB), CV_MEM_FAIL);
+        f = OT__SUN_CALL(CVodeQuadInitB(w->ig.mem, a->which, quad_b, a->qB), CV_MEM_FAIL);
         a->quad_inited = !f;
     }
-    f = f || !np ? f : ot__adj_quad_settings_b(w->cv, a->which, ode);
+    f = f || !np ? f : ot__adj_quad_settings_b(w->ig.mem, a->which, ode);
     a->configured = !f;
     return f;
 }
@@ -313,10 +317,10 @@ static int64_t forward(ot__lanes_worker *w, int64_t b, const ot__sink *sk, doubl
         } else {
             int ncheck = 0;
             N_VSetArrayPointer(dst, w->y);
-            int flag = CVodeF(w->cv, tout, w->y, &tret, CV_NORMAL, &ncheck);
-            if (flag >= 0 && ot__cv_time_check(w->cv, pl->ode->rtol, t0, w->cb.cv_msg,
+            int flag = CVodeF(w->ig.mem, tout, w->y, &tret, CV_NORMAL, &ncheck);
+            if (flag >= 0 && ot__ig_time_check(&w->ig, pl->ode->rtol, t0, w->cb.cv_msg,
                                                sizeof w->cb.cv_msg) < 0)
-                flag = OT__CV_TIME_RESOLUTION;
+                flag = OT__IG_TIME_RESOLUTION;
             if (flag < 0) {
                 const int nomem = flag == CV_MEM_FAIL; /* a checkpoint */
                 char msg[320];
@@ -360,9 +364,9 @@ static int backward(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
              * the backward problem just goes on. */
             const int f = started ? 0 : backward_start(w, tcur);
             char msg[400];
-            const int st =
-                ot__adj_segment(w->cv, a->which, started && jumped, tcur, target, a->yB,
-                                pl->np ? a->qB : NULL, f, w->cb.cv_msg, msg, sizeof msg);
+            const int st = ot__adj_segment(w->ig.mem, a->which, started && jumped, tcur,
+                                           target, a->yB, pl->np ? a->qB : NULL, f,
+                                           w->cb.cv_msg, msg, sizeof msg);
             started = 1;
             if (st != OT_OK) {
                 ot__lanes_fail(w, sk->sol, b, st, msg);
@@ -392,11 +396,11 @@ void ot__lanes_solve_adjoint(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
      * checkpoint with CVodeSetInitStep(h0 of that run), which CVodeReInit
      * keeps: without this the next lane would start from this lane's first
      * step (results then depended on the lane order and thread count). */
-    CVodeSetInitStep(w->cv, pl->ode->h0);
+    CVodeSetInitStep(w->ig.mem, pl->ode->h0);
     double loss = 0;
     if (a->yQ) {
         N_VConst(0.0, a->yQ);
-        if (CVodeQuadReInit(w->cv, a->yQ) != CV_SUCCESS) {
+        if (CVodeQuadReInit(w->ig.mem, a->yQ) != CV_SUCCESS) {
             ot__lanes_fail(w, sol, b, OT_ERR_SOLVER, w->cb.cv_msg);
             return;
         }
@@ -404,7 +408,7 @@ void ot__lanes_solve_adjoint(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
     int64_t reached = forward(w, b, sk, &loss);
     if (a->yQ && reached == ot__plan_nt(pl, b)) { /* the integral to the last output */
         double tq = 0;
-        if (CVodeGetQuad(w->cv, &tq, a->yQ) < 0) {
+        if (CVodeGetQuad(w->ig.mem, &tq, a->yQ) < 0) {
             ot__lanes_fail(w, sol, b, OT_ERR_SOLVER, w->cb.cv_msg);
             reached = 0;
         }
@@ -412,7 +416,7 @@ void ot__lanes_solve_adjoint(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
     }
     ot__lane_stats(w, &sol->stats[b]);
     long nst = 0;
-    CVodeGetNumSteps(w->cv, &nst);
+    CVodeGetNumSteps(w->ig.mem, &nst);
     /* Checkpoints of (q_max + 2) n doubles each, one per OT__ADJ_STEPS
      * steps, and the Hermite data (y, y') at as many points. */
     const int64_t qmax = pl->ode->method == OT_BDF ? 5 : 12;

@@ -10,7 +10,7 @@
 
 #include "core/alloc.h"
 #include "lanes/worker.h"
-#include "solve/cv_advance.h"
+#include "solve/advance.h"
 #include "solve/cv_setup.h"
 #include "solve/dq.h"
 #include "solve/events.h"
@@ -193,10 +193,10 @@ static int restart(ot__lanes_worker *w, const ot__sink *sk, int64_t b, double t,
 {
     ot_lane_stats s;
     memset(&s, 0, sizeof s);
-    ot__cv_stats(w->cv, w->LS != NULL, &s);
+    ot__ig_stats(&w->ig, w->LS != NULL, &s);
     ot__cv_stats_add(&w->before, &s);
     N_VSetArrayPointer(y, w->y0);
-    if (CVodeReInit(w->cv, t, w->y0) != CV_SUCCESS) {
+    if (ot__ig_reinit(&w->ig, t, w->y0) != CV_SUCCESS) {
         ot__lanes_fail(w, sk->sol, b, OT_ERR_SOLVER, w->cb.cv_msg);
         return -1;
     }
@@ -220,7 +220,7 @@ static int take_roots(ot__lanes_worker *w, const ot__sink *sk, int64_t b, double
         return -1;
     }
     int go_on = 0;
-    const int got = CVodeGetRootInfo(w->cv, rf) == CV_SUCCESS;
+    const int got = ot__ig_root_info(&w->ig, rf) == CV_SUCCESS;
     const int stop = got ? ot__event_stop_root(ode, rf) : -1;
     if (!got || stop >= 0 || sk->events == NULL) {
         record_root(sol, b, t, ode, got ? rf : NULL);
@@ -266,21 +266,21 @@ static int reach(ot__lanes_worker *w, const ot__sink *sk, int64_t b, double targ
         }
         N_VSetArrayPointer(dst, w->y);
         if (exact)
-            CVodeSetStopTime(w->cv, target);
+            ot__ig_set_stop_time(&w->ig, target);
         int flag =
-            ot__cv_advance(w->cv, target, w->y, tret, pl->ode->max_steps, pl->ode->rtol,
+            ot__ig_advance(&w->ig, target, w->y, tret, pl->ode->max_steps, pl->ode->rtol,
                            ot__plan_t0(pl, b), w->cb.cv_msg, sizeof w->cb.cv_msg);
         if (flag >= 0 && pl->kind == OT__SENS) {
             for (int64_t j = 0; j < pl->ns; j++)
                 N_VSetArrayPointer(w->sens_scratch + j * w->n, w->yS[j]);
             /* keep CV_ROOT_RETURN: only a failure replaces it */
-            const int sflag = CVodeGetSensDky(w->cv, *tret, 0, w->yS);
+            const int sflag = CVodeGetSensDky(w->ig.mem, *tret, 0, w->yS);
             flag = sflag < 0 ? sflag : flag;
         }
         if (flag < 0) {
             char msg[320];
-            snprintf(msg, sizeof msg, "CVODE stopped before t = %g: %s", target,
-                     w->cb.cv_msg);
+            snprintf(msg, sizeof msg, "%s stopped before t = %g: %s", ot__ig_name(&w->ig),
+                     target, w->cb.cv_msg);
             ot__lanes_fail(w, sk->sol, b, OT_ERR_SOLVER, msg);
             return -1;
         }
@@ -336,7 +336,7 @@ static int take_stop(ot__lanes_worker *w, const ot__sink *sk, int64_t b, int64_t
     const int64_t nt = ot__plan_nt(w->plan, b);
     const double last = ot__plan_times(w->plan, b)[nt - 1];
     if (last > t)
-        CVodeSetStopTime(w->cv, last);
+        ot__ig_set_stop_time(&w->ig, last);
     return 0;
 }
 
@@ -370,7 +370,7 @@ static void solve_dense(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
         }
         if (!go)
             break;
-        const int r = reach(w, sk, b, tout, 0, dst, &tret);
+        const int r = reach(w, sk, b, tout, w->ig.m->exact_outputs, dst, &tret);
         if (r < 0 || (r == 0 && tret < tout))
             break;
         int st = ot__lanes_emit(w, sk, i, b, tout, dst);
@@ -434,7 +434,7 @@ static void solve_steps(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
         ot__solution_fail_lane(sol, b, st, w->cb.msg);
     double t = pl->t0;
     N_VSetArrayPointer(w->ys_scratch, w->y);
-    CVodeSetStopTime(w->cv, pl->t_final);
+    ot__ig_set_stop_time(&w->ig, pl->t_final);
     while (st == OT_OK && t < pl->t_final) {
         if (w->steps.count > pl->step_limit) {
             /* As CVODE's own max_steps failure: blamed on a callback that
@@ -445,13 +445,14 @@ static void solve_steps(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
             ot__lanes_fail(w, sol, b, OT_ERR_SOLVER, w->cb.cv_msg);
             break;
         }
-        int flag = CVode(w->cv, pl->t_final, w->y, &t, CV_ONE_STEP);
-        if (flag >= 0 && ot__cv_time_check(w->cv, pl->ode->rtol, ot__plan_t0(pl, b),
+        int flag = ot__ig_evolve(&w->ig, pl->t_final, w->y, &t, 1);
+        if (flag >= 0 && ot__ig_time_check(&w->ig, pl->ode->rtol, ot__plan_t0(pl, b),
                                            w->cb.cv_msg, sizeof w->cb.cv_msg) < 0)
-            flag = OT__CV_TIME_RESOLUTION;
+            flag = OT__IG_TIME_RESOLUTION;
         if (flag < 0) {
             char msg[320];
-            snprintf(msg, sizeof msg, "CVODE stopped at t = %g: %s", t, w->cb.cv_msg);
+            snprintf(msg, sizeof msg, "%s stopped at t = %g: %s", ot__ig_name(&w->ig), t,
+                     w->cb.cv_msg);
             ot__lanes_fail(w, sol, b, OT_ERR_SOLVER, msg);
             break;
         }
@@ -512,22 +513,22 @@ void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
     int st = lane_start(w, b);
     int flag = CV_SUCCESS;
     if (st == OT_OK) {
-        flag = CVodeReInit(w->cv, ot__plan_t0(pl, b), w->y0);
+        flag = ot__ig_reinit(&w->ig, ot__plan_t0(pl, b), w->y0);
         w->t_restart = ot__plan_t0(pl, b);
         w->y_restart = N_VGetArrayPointer(w->y0);
         if (!flag && pl->kind == OT__SENS)
-            flag = CVodeSensReInit(w->cv, CV_STAGGERED, w->yS);
+            flag = CVodeSensReInit(w->ig.mem, CV_STAGGERED, w->yS);
         if (!flag && pl->kind == OT__ADJ)
-            flag = CVodeAdjReInit(w->cv);
+            flag = CVodeAdjReInit(w->ig.mem);
         /* CVODES copies pbar when it is set: give it this lane's scales. */
         if (!flag && pl->kind == OT__SENS)
-            flag = CVodeSetSensParams(w->cv, w->pbuf, w->pbar,
+            flag = CVodeSetSensParams(w->ig.mem, w->pbuf, w->pbar,
                                       pl->ode->sens_initial ? w->plist : NULL);
         for (int64_t j = 0; !flag && w->atolS && j < pl->ns; j++)
             ot__sens_atol(pl->ode, w->pbuf, pl->np, j, w->n, 1,
                           N_VGetArrayPointer(w->atolS[j]));
         if (!flag && w->atolS) /* CVODES copies them */
-            flag = CVodeSensSVtolerances(w->cv, pl->ode->rtol, w->atolS);
+            flag = CVodeSensSVtolerances(w->ig.mem, pl->ode->rtol, w->atolS);
     }
     if (st != OT_OK || flag != CV_SUCCESS) {
         if (st != OT_OK)
@@ -552,7 +553,7 @@ void ot__lane_stats(ot__lanes_worker *w, ot_lane_stats *out)
 {
     const ot__plan *pl = w->plan;
     ot_lane_stats *stats = out;
-    ot__cv_stats(w->cv, w->LS != NULL, stats);
+    ot__ig_stats(&w->ig, w->LS != NULL, stats);
     ot__cv_stats_add(stats, &w->before);       /* restarts at events */
     if (w->LS != NULL && pl->ode->jac == NULL) /* our DQ Jacobian's, not CVODE's */
         stats->jac_rhs_evals = w->dq_evals;

@@ -1,4 +1,4 @@
-/* Lanes mode: one CVODE(S) instance per worker thread, re-initialised for each
+/* Lanes mode: one CVODE(S) or ARKStep instance per worker thread, re-initialised for each
  * lane. Callbacks get views straight into CVODE's vectors, and CVODE writes
  * dense outputs straight into the output tensors (N_VSetArrayPointer). */
 #include <cvodes/cvodes.h>
@@ -13,6 +13,7 @@
 #include "solve/nv_clone.h"
 #include "core/error.h"
 #include "solve/cv_setup.h"
+#include "solve/integ.h"
 #include "solve/dq.h"
 #include "solve/sens.h"
 #include "solve/sun_compat.h"
@@ -21,23 +22,36 @@
 
 /* ---- Callback wrappers: the rules are solve/callback.c's ---------------- */
 
-static int rhs_wrap(sunrealtype t, N_Vector y, N_Vector ydot, void *ud)
+/* The rhs, or an IMEX split's explicit part (explicit = 1). */
+static int call_rhs(ot__lanes_worker *w, int explicit, sunrealtype t, N_Vector y,
+                    N_Vector ydot)
 {
-    ot__lanes_worker *w = ud;
     if (ot__cb_stopped(&w->cb))
         return -1;
     const ot_ode *ode = w->plan->ode;
+    const char *name = explicit ? "rhs_explicit" : "rhs";
     double *d = N_VGetArrayPointer(ydot);
     /* The views are built here, straight into the call's arguments: a
      * template with only its data pointer stored just before the call made
      * the copy into the arguments wait on that store (store forwarding).
      * Interleaved against raw CVODE (bench/interleave, 4 runs each):
      * odetensor / raw 1.095-1.104 built here, 1.126-1.142 from templates. */
-    int rc = ode->rhs(t, ot__view_compact(N_VGetArrayPointer(y), w->n, 1), w->p,
-                      ot__view_mut_compact(d, w->n, 1), ode->user);
+    int rc = (explicit ? ode->rhs_explicit
+                       : ode->rhs)(t, ot__view_compact(N_VGetArrayPointer(y), w->n, 1),
+                                   w->p, ot__view_mut_compact(d, w->n, 1), ode->user);
     if (rc != 0)
-        return ot__cb_returned(&w->cb, "rhs", rc, t, OT__CB_RETRY);
-    return ot__cb_finite(&w->cb, "rhs", "dydt", d, w->n, 1, w->lane, t, OT__CB_RETRY);
+        return ot__cb_returned(&w->cb, name, rc, t, OT__CB_RETRY);
+    return ot__cb_finite(&w->cb, name, "dydt", d, w->n, 1, w->lane, t, OT__CB_RETRY);
+}
+
+static int rhs_wrap(sunrealtype t, N_Vector y, N_Vector ydot, void *ud)
+{
+    return call_rhs(ud, 0, t, y, ydot);
+}
+
+static int rhs_explicit_wrap(sunrealtype t, N_Vector y, N_Vector ydot, void *ud)
+{
+    return call_rhs(ud, 1, t, y, ydot);
 }
 
 /* Without a user Jacobian: CVODE's dense difference quotients (solve/dq.h)
@@ -50,8 +64,7 @@ static int dq_jac(ot__lanes_worker *w, double t, N_Vector y, N_Vector fy, double
 {
     const int64_t n = w->n;
     double h = 0;
-    if (CVodeGetCurrentStep(w->cv, &h) != CV_SUCCESS ||
-        CVodeGetErrWeights(w->cv, t2) != CV_SUCCESS)
+    if (ot__ig_dq_inputs(&w->ig, &h, t2) != 0)
         return -1;
     double *yd = N_VGetArrayPointer(y), *ft = N_VGetArrayPointer(t1);
     const double *fd = N_VGetArrayPointer(fy), *ewt = N_VGetArrayPointer(t2);
@@ -129,25 +142,23 @@ static int configure(ot__lanes_worker *w)
 {
     const ot__plan *pl = w->plan;
     const ot_ode *ode = pl->ode;
-    void *cv = w->cv;
-    int f = OT__SUN_CALL(CVodeInit(cv, rhs_wrap, pl->t0, w->y), CV_MEM_FAIL);
-    f = f ? f : ot__cv_options(cv, pl, w, &w->cb);
+    static const ot__ig_callbacks cbs = {rhs_wrap, rhs_explicit_wrap, jac_wrap,
+                                         root_wrap};
+    int f = ot__ig_create(&w->ig, ode, &cbs, pl->t0, w->y, w->ctx);
+    void *cv = w->ig.mem;
     if (!f && ode->atol_vec) {
         if ((w->atolv = OT__SUN_NEW(N_VNew_Serial(w->n, w->ctx))) == NULL)
             return OT_ERR_NOMEM;
         memcpy(N_VGetArrayPointer(w->atolv), ode->atol_vec,
                (size_t)w->n * sizeof(double));
     }
-    f = f ? f : ot__cv_tolerances(cv, ode, w->atolv);
-    if (!f && ode->method == OT_BDF) {
+    if (!f && w->ig.m->implicit) {
         w->A = OT__SUN_NEW(SUNDenseMatrix(w->n, w->n, w->ctx));
         w->LS = w->A ? OT__SUN_NEW(SUNLinSol_Dense(w->y, w->A, w->ctx)) : NULL;
     }
-    f = f ? f : ot__cv_solver(cv, ode, w->A, w->LS, jac_wrap, w->y, w->ctx, &w->NLS);
-    if (!f && ode->nroots > 0)
-        f = OT__SUN_CALL(CVodeRootInit(cv, (int)ode->nroots, root_wrap), CV_MEM_FAIL);
-    if (!f && ode->root_dir) /* CVODE copies the directions */
-        f = CVodeSetRootDirection(cv, ode->root_dir);
+    f = f ? f
+          : ot__ig_setup(&w->ig, pl, w, &w->cb, w->atolv, w->A, w->LS, jac_wrap, w->y,
+                         w->ctx, &w->NLS, ode->nroots, root_wrap, ode->root_dir);
     if (!f && pl->kind == OT__SENS) {
         /* ns = np, + n sensitivities to initial values (sens_initial):
          * CVODES' difference quotients perturb p[plist[j]], so theirs
@@ -222,10 +233,7 @@ int ot__lanes_worker_new(ot__lanes_worker **out, const ot__plan *pl)
         OT__SUN_CALL(ot__sun_context_new(&w->ctx, &w->cb), -1) == 0) {
         w->y = OT__SUN_NEW(N_VMake_Serial(pl->n, w->ys_scratch, w->ctx));
         w->y0 = w->y ? OT__SUN_NEW(N_VMake_Serial(pl->n, w->y0_scratch, w->ctx)) : NULL;
-        w->cv = w->y0 ? OT__SUN_NEW(CVodeCreate(
-                            pl->ode->method == OT_BDF ? CV_BDF : CV_ADAMS, w->ctx))
-                      : NULL;
-        if (w->cv) {
+        if (w->y0) {
             N_VConst(0.0, w->y);
             st = configure(w);
         }
@@ -235,8 +243,10 @@ int ot__lanes_worker_new(ot__lanes_worker **out, const ot__plan *pl)
         char msg[sizeof w->cb.cv_msg];
         memcpy(msg, w->cb.cv_msg, sizeof msg);
         ot__lanes_worker_free(w);
-        return nomem ? ot__fail(OT_ERR_NOMEM, "solve: cannot allocate the CVODE solver")
-                     : ot__fail(OT_ERR_SOLVER, "solve: CVODE setup failed: %s", msg);
+        const char *which = ot__method(pl->ode->method)->ark ? "ARKODE" : "CVODE";
+        return nomem
+                   ? ot__fail(OT_ERR_NOMEM, "solve: cannot allocate the %s solver", which)
+                   : ot__fail(OT_ERR_SOLVER, "solve: %s setup failed: %s", which, msg);
     }
     *out = w;
     return OT_OK;
@@ -250,7 +260,7 @@ void ot__lanes_worker_free(ot__lanes_worker *w)
         N_VDestroyVectorArray(w->yS, (int)w->plan->ns);
     if (w->atolS)
         N_VDestroyVectorArray(w->atolS, (int)w->plan->ns);
-    CVodeFree(&w->cv);
+    ot__ig_free(&w->ig);
     ot__lanes_adjoint_free(w); /* after CVodeFree, which frees CVODES' part */
     SUNLinSolFree(w->LS);
     SUNMatDestroy(w->A);

@@ -9,6 +9,7 @@
 #include <sundials/sundials_nvector.h>
 
 #include "solve/callback.h"
+#include "solve/integ.h"
 #include "solve/solve.h"
 
 typedef struct {
@@ -17,7 +18,7 @@ typedef struct {
     int64_t n;
     int64_t lane; /* the lane being solved, for messages */
     SUNContext ctx;
-    void *cv;
+    ot__ig ig;   /* CVODE(S) or ARKStep, per the problem's method */
     N_Vector y;  /* no own data: points at an output column or ys_scratch */
     N_Vector y0; /* no own data: points at the lane's y0 column or y0_scratch */
     N_Vector atolv;

@@ -16,7 +16,7 @@
 #include "core/alloc.h"
 #include "lockstep/lockstep.h"
 #include "solve/adjoint.h"
-#include "solve/cv_advance.h"
+#include "solve/advance.h"
 #include "solve/dq.h"
 #include "solve/nv_clone.h"
 #include "solve/sens.h"
@@ -266,7 +266,7 @@ static int adj_alloc(adj *a, ot__lockstep *L)
         if ((a->yQ = ot__lockstep_vector_new(1, (sunindextype)nb, 0, L->stopped,
                                              L->ctx)) == NULL)
             return OT_ERR_NOMEM;
-        const int f = ot__adj_integral_init(L->cv, quad_f, a->yQ, pl->ode);
+        const int f = ot__adj_integral_init(L->ig.mem, quad_f, a->yQ, pl->ode);
         if (f)
             return f == CV_MEM_FAIL ? OT_ERR_NOMEM : OT_ERR_SOLVER;
     }
@@ -281,22 +281,25 @@ static int backward_make(adj *a, double tB0)
     const int bdf = ode->method == OT_BDF, np = (int)L->np;
     if (np)
         N_VConst(0.0, a->qB);
-    int f = OT__SUN_CALL(CVodeCreateB(L->cv, bdf ? CV_BDF : CV_ADAMS, &a->which),
+    int f = OT__SUN_CALL(CVodeCreateB(L->ig.mem, bdf ? CV_BDF : CV_ADAMS, &a->which),
                          CV_MEM_FAIL);
-    f = f ? f : OT__SUN_CALL(CVodeInitB(L->cv, a->which, rhs_b, tB0, a->yB), CV_MEM_FAIL);
-    f = f ? f : ot__adj_settings_b(L->cv, a->which, ode, a);
+    f = f ? f
+          : OT__SUN_CALL(CVodeInitB(L->ig.mem, a->which, rhs_b, tB0, a->yB), CV_MEM_FAIL);
+    f = f ? f : ot__adj_settings_b(L->ig.mem, a->which, ode, a);
     if (!f && bdf) {
         a->AB = ot__lockstep_block_matrix_new(L->n, L->nbatch, L->ctx);
         a->LSB = a->AB ? ot__lockstep_block_solver_new(L->n, L->nbatch, L->ctx) : NULL;
-        f = a->LSB ? CVodeSetLinearSolverB(L->cv, a->which, a->LSB, a->AB) : CV_MEM_FAIL;
-        f = f ? f : CVodeSetJacFnB(L->cv, a->which, jac_b);
+        f = a->LSB ? CVodeSetLinearSolverB(L->ig.mem, a->which, a->LSB, a->AB)
+                   : CV_MEM_FAIL;
+        f = f ? f : CVodeSetJacFnB(L->ig.mem, a->which, jac_b);
     } else if (!f) {
         a->NLSB = OT__SUN_NEW(SUNNonlinSol_FixedPoint(a->yB, 0, L->ctx));
-        f = a->NLSB ? CVodeSetNonlinearSolverB(L->cv, a->which, a->NLSB) : CV_MEM_FAIL;
+        f = a->NLSB ? CVodeSetNonlinearSolverB(L->ig.mem, a->which, a->NLSB)
+                    : CV_MEM_FAIL;
     }
     if (!f && np) {
-        f = OT__SUN_CALL(CVodeQuadInitB(L->cv, a->which, quad_b, a->qB), CV_MEM_FAIL);
-        f = f ? f : ot__adj_quad_settings_b(L->cv, a->which, ode);
+        f = OT__SUN_CALL(CVodeQuadInitB(L->ig.mem, a->which, quad_b, a->qB), CV_MEM_FAIL);
+        f = f ? f : ot__adj_quad_settings_b(L->ig.mem, a->which, ode);
     }
     return f;
 }
@@ -338,13 +341,13 @@ static int forward(adj *a, const ot__sink *sk)
         if (tout != pl->t0) {
             double tret = tout;
             int ncheck = 0;
-            int flag = CVodeF(L->cv, tout, L->yout, &tret, CV_NORMAL, &ncheck);
-            if (flag >= 0 && ot__cv_time_check(L->cv, pl->ode->rtol, pl->t0, L->cb.cv_msg,
-                                               sizeof L->cb.cv_msg) < 0)
-                flag = OT__CV_TIME_RESOLUTION;
+            int flag = CVodeF(L->ig.mem, tout, L->yout, &tret, CV_NORMAL, &ncheck);
+            if (flag >= 0 && ot__ig_time_check(&L->ig, pl->ode->rtol, pl->t0,
+                                               L->cb.cv_msg, sizeof L->cb.cv_msg) < 0)
+                flag = OT__IG_TIME_RESOLUTION;
             if (flag < 0) {
                 double tcur = pl->t0;
-                CVodeGetCurrentTime(L->cv, &tcur);
+                CVodeGetCurrentTime(L->ig.mem, &tcur);
                 ot__lockstep_fail_batch(
                     L, sol, flag == CV_MEM_FAIL ? OT_ERR_NOMEM : OT_ERR_SOLVER, tcur,
                     flag == CV_MEM_FAIL ? "out of memory for the adjoint's checkpoints"
@@ -392,9 +395,9 @@ static int backward(adj *a, const ot__sink *sk)
              * any (no data there) the backward problem just goes on. */
             const int f = started ? 0 : backward_make(a, tcur);
             char msg[400];
-            const int st =
-                ot__adj_segment(L->cv, a->which, started && jumped, tcur, target, a->yB,
-                                L->np ? a->qB : NULL, f, L->cb.cv_msg, msg, sizeof msg);
+            const int st = ot__adj_segment(L->ig.mem, a->which, started && jumped, tcur,
+                                           target, a->yB, L->np ? a->qB : NULL, f,
+                                           L->cb.cv_msg, msg, sizeof msg);
             started = 1;
             if (st != OT_OK) {
                 ot__lockstep_fail_batch(L, sk->sol, st, target, msg);
@@ -434,7 +437,7 @@ void ot__lockstep_adjoint(ot__lockstep *L, const ot__sink *sk)
     int reached = forward(&a, sk);
     if (reached && a.yQ) { /* the integral to the last output */
         double tq = 0;
-        if (CVodeGetQuad(L->cv, &tq, a.yQ) < 0) {
+        if (CVodeGetQuad(L->ig.mem, &tq, a.yQ) < 0) {
             ot__lockstep_fail_batch(L, sol, OT_ERR_SOLVER, tq, L->cb.cv_msg);
             reached = 0;
         }
@@ -443,7 +446,7 @@ void ot__lockstep_adjoint(ot__lockstep *L, const ot__sink *sk)
     }
     ot__lockstep_batch_stats(L, sol);
     long nst = 0;
-    CVodeGetNumSteps(L->cv, &nst);
+    CVodeGetNumSteps(L->ig.mem, &nst);
     const int64_t qmax = pl->ode->method == OT_BDF ? 5 : 12;
     for (int64_t b = 0; b < nb; b++) /* the block's checkpoints, shared */
         sol->adj_bytes[L->lane0 + b] =

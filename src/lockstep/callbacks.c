@@ -1,4 +1,4 @@
-/* Lockstep on the CPU: CVODE callback wrappers. Each user callback runs once
+/* Lockstep on the CPU: the integrator's callback wrappers. Each user callback runs once
  * for all lanes on [n, nbatch] views straight over CVODE's vectors. Without
  * a user Jacobian the blocks come from n rhs calls, each perturbing state j
  * in every lane at once; sensitivities use central differences along
@@ -22,28 +22,44 @@ static void zero_stopped(const ot__lockstep *L, double *v, int64_t rows)
             memset(v + b * rows, 0, (size_t)rows * sizeof *v);
 }
 
-/* The user's rhs at (t, y, params), then zeroing of stopped lanes. */
+/* The user's rhs (or with `explicit` an IMEX split's explicit part) at
+ * (t, y, params), then zeroing of stopped lanes. */
+static int call_rhs_part(ot__lockstep *L, int explicit, double t, const double *y,
+                         const double *p, double *dydt)
+{
+    const ot_ode *ode = L->plan->ode;
+    const char *name = explicit ? "rhs_explicit" : "rhs";
+    if (ot__cb_stopped(&L->cb))
+        return -1;
+    ot__lockstep_poison_first(&L->poisoned,
+                              explicit ? OT__POISONED_RHS_EXPLICIT : OT__POISONED_RHS,
+                              dydt, L->n * L->nbatch);
+    int rc = (explicit ? ode->rhs_explicit : ode->rhs)(
+        t, ot__view_compact(y, L->n, L->nbatch), ot__view_compact(p, L->np, L->nbatch),
+        ot__view_mut_compact(dydt, L->n, L->nbatch), ode->user);
+    if (rc != 0)
+        return ot__cb_returned(&L->cb, name, rc, t, OT__CB_RETRY);
+    zero_stopped(L, dydt, L->n);
+    return ot__cb_finite(&L->cb, name, "dydt", dydt, L->n, L->nbatch, L->lane0, t,
+                         OT__CB_RETRY);
+}
+
 static int call_rhs(ot__lockstep *L, double t, const double *y, const double *p,
                     double *dydt)
 {
-    const ot_ode *ode = L->plan->ode;
-    if (ot__cb_stopped(&L->cb))
-        return -1;
-    ot__lockstep_poison_first(&L->poisoned, OT__POISONED_RHS, dydt, L->n * L->nbatch);
-    int rc = ode->rhs(t, ot__view_compact(y, L->n, L->nbatch),
-                      ot__view_compact(p, L->np, L->nbatch),
-                      ot__view_mut_compact(dydt, L->n, L->nbatch), ode->user);
-    if (rc != 0)
-        return ot__cb_returned(&L->cb, "rhs", rc, t, OT__CB_RETRY);
-    zero_stopped(L, dydt, L->n);
-    return ot__cb_finite(&L->cb, "rhs", "dydt", dydt, L->n, L->nbatch, L->lane0, t,
-                         OT__CB_RETRY);
+    return call_rhs_part(L, 0, t, y, p, dydt);
 }
 
 static int rhs_cb(sunrealtype t, N_Vector y, N_Vector ydot, void *ud)
 {
     ot__lockstep *L = ud;
     return call_rhs(L, t, N_VGetArrayPointer(y), L->p, N_VGetArrayPointer(ydot));
+}
+
+static int rhs_explicit_cb(sunrealtype t, N_Vector y, N_Vector ydot, void *ud)
+{
+    ot__lockstep *L = ud;
+    return call_rhs_part(L, 1, t, N_VGetArrayPointer(y), L->p, N_VGetArrayPointer(ydot));
 }
 
 /* Difference-quotient blocks as CVODE's dense DQ forms them, per lane
@@ -53,8 +69,7 @@ static int dq_jac(ot__lockstep *L, double t, N_Vector y, N_Vector fy, double *a,
 {
     const int64_t n = L->n, nbatch = L->nbatch;
     double h = 0;
-    CVodeGetCurrentStep(L->cv, &h);
-    CVodeGetErrWeights(L->cv, L->ewt);
+    ot__ig_dq_inputs(&L->ig, &h, L->ewt);
     const double *yd = N_VGetArrayPointer(y), *fd = N_VGetArrayPointer(fy);
     const double *w = N_VGetArrayPointer(L->ewt);
     double *yt = N_VGetArrayPointer(ytmp), *ft = N_VGetArrayPointer(ftmp);
@@ -195,4 +210,5 @@ const ot__lockstep_callbacks ot__lockstep_cpu_callbacks = {
     .jac = jac_cb,
     .root = root_cb,
     .sens_rhs = sens_rhs_cb,
+    .rhs_explicit = rhs_explicit_cb,
 };

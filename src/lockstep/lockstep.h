@@ -11,6 +11,7 @@
 #include <sundials/sundials_nonlinearsolver.h>
 
 #include "solve/callback.h"
+#include "solve/integ.h"
 #include "solve/solve.h"
 
 #ifdef __cplusplus
@@ -29,7 +30,8 @@ enum {
     OT__POISONED_RHS = 1,
     OT__POISONED_ROOT = 2,
     OT__POISONED_OUT = 4,
-    OT__POISONED_INIT = 8
+    OT__POISONED_INIT = 8,
+    OT__POISONED_RHS_EXPLICIT = 16
 };
 
 /* Poisons v ([count]) when callback `which` has not been checked yet. */
@@ -42,12 +44,15 @@ static inline void ot__lockstep_poison_first(unsigned *poisoned, unsigned which,
     ot__cb_poison(v, count);
 }
 
-/* A backend's CVODE callbacks, user_data = the ot__lockstep. */
+/* A backend's integrator callbacks, user_data = the ot__lockstep
+ * (rhs_explicit: an IMEX split's explicit part, NULL where the backend
+ * refuses IMEX methods). */
 typedef struct {
     CVRhsFn rhs;
     CVLsJacFn jac;
     CVRootFn root;
     CVSensRhsFn sens_rhs;
+    CVRhsFn rhs_explicit;
 } ot__lockstep_callbacks;
 
 /* What differs between lockstep backends (CPU, CUDA): where the vectors
@@ -85,7 +90,7 @@ struct ot__lockstep {
     int64_t lane0;        /* the block's first lane in the solution */
     int64_t n, nbatch, np, rows;
     SUNContext ctx;
-    void *cv;
+    ot__ig ig;             /* CVODE(S) or ARKStep, per the problem's method */
     N_Vector y, yout, ewt; /* lane vectors [n, nbatch] */
     N_Vector atolv;
     N_Vector *atolS; /* [np] lane vectors: per-lane sensitivity tolerances */

@@ -13,8 +13,9 @@
 #include "core/alloc.h"
 #include "lockstep/lockstep.h"
 #include "solve/adjoint.h"
-#include "solve/cv_advance.h"
+#include "solve/advance.h"
 #include "solve/cv_setup.h"
+#include "solve/integ.h"
 #include "solve/events.h"
 #include "solve/sens.h"
 #include "tensor/tensor_impl.h"
@@ -43,7 +44,7 @@ void ot__lockstep_free_common(ot__lockstep *L)
         N_VDestroyVectorArray(L->yS, (int)L->nsv);
     if (L->atolS)
         N_VDestroyVectorArray(L->atolS, (int)L->nsv);
-    CVodeFree(&L->cv);
+    ot__ig_free(&L->ig);
     SUNLinSolFree(L->LS);
     SUNMatDestroy(L->A);
     SUNNonlinSolFree(L->NLS);
@@ -97,34 +98,29 @@ static int configure(ot__lockstep *L)
     const ot__plan *pl = L->plan;
     const ot_ode *ode = pl->ode;
     const ot__lockstep_backend *be = L->be;
-    void *cv = L->cv;
-    int f = OT__SUN_CALL(CVodeInit(cv, be->callbacks->rhs, pl->t0, L->y), CV_MEM_FAIL);
-    f = f ? f : ot__cv_options(cv, pl, L, &L->cb);
+    const ot__lockstep_callbacks *c = be->callbacks;
+    const ot__ig_callbacks cbs = {c->rhs, c->rhs_explicit, c->jac, c->root};
+    int f = ot__ig_create(&L->ig, ode, &cbs, pl->t0, L->y, L->ctx);
+    void *cv = L->ig.mem;
     if (!f && ode->atol_vec) {
         const int st = atol_vector(L);
         if (st != OT_OK)
             return st;
     }
-    f = f ? f : ot__cv_tolerances(cv, ode, L->atolv);
-    if (!f && ode->method == OT_BDF)
+    if (!f && L->ig.m->implicit)
         be->make_linear(L);
-    /* The block matrix has no CVODE difference quotients: ours always. */
-    f = f ? f
-          : ot__cv_solver(cv, ode, L->A, L->LS, be->callbacks->jac, L->y, L->ctx,
-                          &L->NLS);
-    if (!f && ode->nroots > 0)
-        f = OT__SUN_CALL(
-            CVodeRootInit(cv, (int)(ode->nroots * L->nbatch), be->callbacks->root),
-            CV_MEM_FAIL);
-    if (!f && ode->root_dir) { /* every lane's roots: the problem's directions */
-        int *dir = OT__MALLOC((size_t)(ode->nroots * L->nbatch) * sizeof *dir);
-        if (dir == NULL)
+    int *dir = NULL; /* every lane's roots: the problem's directions */
+    if (!f && ode->root_dir) {
+        if ((dir = OT__MALLOC((size_t)(ode->nroots * L->nbatch) * sizeof *dir)) == NULL)
             return OT_ERR_NOMEM;
         for (int64_t k = 0; k < ode->nroots * L->nbatch; k++)
             dir[k] = ode->root_dir[k % ode->nroots];
-        f = CVodeSetRootDirection(cv, dir); /* copies them */
-        free(dir);
     }
+    /* The block matrix has no CVODE difference quotients: ours always. */
+    f = f ? f
+          : ot__ig_setup(&L->ig, pl, L, &L->cb, L->atolv, L->A, L->LS, c->jac, L->y,
+                         L->ctx, &L->NLS, ode->nroots * L->nbatch, c->root, dir);
+    free(dir);
     if (!f && pl->kind == OT__SENS) {
         f = OT__SUN_CALL(
             CVodeSensInit(cv, (int)L->nsv, CV_STAGGERED, be->callbacks->sens_rhs, L->yS),
@@ -145,7 +141,6 @@ static int configure(ot__lockstep *L)
 
 int ot__lockstep_finish_setup(ot__lockstep *L)
 {
-    const ot__plan *pl = L->plan;
     if (L->y == NULL)
         return OT_ERR_NOMEM;
     L->yout = ot__nv_clone(L->y);
@@ -158,9 +153,7 @@ int ot__lockstep_finish_setup(ot__lockstep *L)
     const int st = L->be->initial_state(L);
     if (st != OT_OK)
         return st;
-    L->cv =
-        OT__SUN_NEW(CVodeCreate(pl->ode->method == OT_BDF ? CV_BDF : CV_ADAMS, L->ctx));
-    return L->cv ? configure(L) : OT_ERR_NOMEM;
+    return configure(L);
 }
 
 /* ---- Results -------------------------------------------------------------- */
@@ -196,7 +189,7 @@ static int take_roots(ot__lockstep *L, const ot__sink *sk, double t, int64_t cou
     ot_solution *sol = sk->sol;
     const int64_t nr = ode->nroots, n = L->n, np = L->np;
     int stopped = 0, changed_any = 0;
-    if (CVodeGetRootInfo(L->cv, L->rootsfound) != CV_SUCCESS)
+    if (ot__ig_root_info(&L->ig, L->rootsfound) != CV_SUCCESS)
         return 0;
     double *yd = L->be->host_state ? L->be->host_state(L, y) : NULL;
     for (int64_t b = 0; b < L->nbatch; b++) {
@@ -247,9 +240,9 @@ static int take_roots(ot__lockstep *L, const ot__sink *sk, double t, int64_t cou
         return 0;
     ot_lane_stats s;
     memset(&s, 0, sizeof s);
-    ot__cv_stats(L->cv, L->LS != NULL, &s);
+    ot__ig_stats(&L->ig, L->LS != NULL, &s);
     ot__cv_stats_add(&L->before, &s);
-    if (CVodeReInit(L->cv, t, y) != CV_SUCCESS)
+    if (ot__ig_reinit(&L->ig, t, y) != CV_SUCCESS)
         ot__lockstep_fail_batch(L, sol, OT_ERR_SOLVER, t, L->cb.cv_msg);
     return 1;
 }
@@ -326,10 +319,10 @@ static int reach(ot__lockstep *L, const ot__sink *sk, double target, int exact,
             return 1;
         }
         if (exact)
-            CVodeSetStopTime(L->cv, target);
+            ot__ig_set_stop_time(&L->ig, target);
         double tret = target;
         int flag =
-            ot__cv_advance(L->cv, target, L->yout, &tret, pl->ode->max_steps,
+            ot__ig_advance(&L->ig, target, L->yout, &tret, pl->ode->max_steps,
                            pl->ode->rtol, pl->t0, L->cb.cv_msg, sizeof L->cb.cv_msg);
         if (flag == CV_ROOT_RETURN) {
             if (take_roots(L, sk, tret, count, L->yout)) { /* restarted at tret */
@@ -341,10 +334,10 @@ static int reach(ot__lockstep *L, const ot__sink *sk, double target, int exact,
             continue;
         }
         if (flag >= 0 && pl->kind == OT__SENS)
-            flag = CVodeGetSensDky(L->cv, tret, 0, L->yS);
+            flag = CVodeGetSensDky(L->ig.mem, tret, 0, L->yS);
         if (flag < 0) {
-            double tcur = pl->t0;
-            CVodeGetCurrentTime(L->cv, &tcur);
+            double tcur = pl->t0, hlast, hcur;
+            ot__ig_times(&L->ig, &tcur, &hlast, &hcur);
             ot__lockstep_fail_batch(L, sk->sol, OT_ERR_SOLVER, tcur, L->cb.cv_msg);
             return -1;
         }
@@ -403,16 +396,16 @@ static void take_stops(ot__lockstep *L, const ot__sink *sk, double t, N_Vector y
         L->be->stopped_changed(L);
     ot_lane_stats s;
     memset(&s, 0, sizeof s);
-    ot__cv_stats(L->cv, L->LS != NULL, &s);
+    ot__ig_stats(&L->ig, L->LS != NULL, &s);
     ot__cv_stats_add(&L->before, &s);
     if (y != L->yout) /* keep the restart state in yout: L->y is CVODE's */
         memcpy(N_VGetArrayPointer(L->yout), yd, (size_t)(L->n * L->nbatch) * sizeof *yd);
-    if (CVodeReInit(L->cv, t, L->yout) != CV_SUCCESS)
+    if (ot__ig_reinit(&L->ig, t, L->yout) != CV_SUCCESS)
         ot__lockstep_fail_batch(L, sk->sol, OT_ERR_SOLVER, t, L->cb.cv_msg);
     /* SUNDIALS 6.4 keeps the stop time it just reached (7 clears it) and
      * would refuse to go on: aim it at the block's last output time. */
     if (last > t)
-        CVodeSetStopTime(L->cv, last);
+        ot__ig_set_stop_time(&L->ig, last);
     L->t_restart = t;
     L->y_restart = L->yout;
 }
@@ -453,7 +446,8 @@ static void solve_dense(ot__lockstep *L, const ot__sink *sk)
         for (; r == 1 && ks < nus && ustops[ks] <= tout && !all_stopped(L); ks++)
             if ((r = reach(L, sk, ustops[ks], 1, i, &y)) == 1)
                 take_stops(L, sk, ustops[ks], y, knext, times[nts - 1]);
-        if (r != 1 || all_stopped(L) || (r = reach(L, sk, tout, 0, i, &y)) != 1)
+        if (r != 1 || all_stopped(L) ||
+            (r = reach(L, sk, tout, L->ig.m->exact_outputs, i, &y)) != 1)
             break;
         if (L->be->emit(L, sol, i, tout, y) != OT_OK) {
             ot__lockstep_fail_batch(L, sol, OT_ERR_CALLBACK, tout, L->cb.msg);
@@ -503,7 +497,7 @@ static void solve_steps(ot__lockstep *L, const ot__sink *sk)
         ot__lockstep_fail_batch(L, sol, st, t, L->cb.msg);
     else
         advance_counts(L, sol, r->count, t);
-    CVodeSetStopTime(L->cv, pl->t_final);
+    ot__ig_set_stop_time(&L->ig, pl->t_final);
     while (!all_stopped(L) && t < pl->t_final) {
         if (r->count > pl->step_limit) {
             /* As CVODE's own max_steps failure (and blamed the same way). */
@@ -512,10 +506,10 @@ static void solve_steps(ot__lockstep *L, const ot__sink *sk)
             ot__lockstep_fail_batch(L, sol, OT_ERR_SOLVER, t, L->cb.cv_msg);
             break;
         }
-        int flag = CVode(L->cv, pl->t_final, L->yout, &t, CV_ONE_STEP);
-        if (flag >= 0 && ot__cv_time_check(L->cv, pl->ode->rtol, pl->t0, L->cb.cv_msg,
+        int flag = ot__ig_evolve(&L->ig, pl->t_final, L->yout, &t, 1);
+        if (flag >= 0 && ot__ig_time_check(&L->ig, pl->ode->rtol, pl->t0, L->cb.cv_msg,
                                            sizeof L->cb.cv_msg) < 0)
-            flag = OT__CV_TIME_RESOLUTION;
+            flag = OT__IG_TIME_RESOLUTION;
         if (flag < 0) {
             ot__lockstep_fail_batch(L, sol, OT_ERR_SOLVER, t, L->cb.cv_msg);
             break;
@@ -543,7 +537,7 @@ void ot__lockstep_batch_stats(ot__lockstep *L, ot_solution *sol)
 {
     ot_lane_stats s;
     memset(&s, 0, sizeof s);
-    ot__cv_stats(L->cv, L->LS != NULL, &s);
+    ot__ig_stats(&L->ig, L->LS != NULL, &s);
     ot__cv_stats_add(&s, &L->before); /* restarts at events */
     s.jac_rhs_evals = L->dq_rhs_evals;
     for (int64_t b = 0; b < L->nbatch; b++) {

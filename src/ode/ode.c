@@ -185,10 +185,19 @@ int ot_ode_set_progress(ot_ode *ode, ot_progress_fn progress, void *user)
 int ot_ode_set_method(ot_ode *ode, ot_method method)
 {
     NEED_ODE("ot_ode_set_method");
-    if (method != OT_BDF && method != OT_ADAMS)
-        return ot__fail(OT_ERR_ARG, "method: %d is neither OT_BDF nor OT_ADAMS",
+    if (method < OT_BDF || method > OT_IMEX_ARK54)
+        return ot__fail(OT_ERR_ARG,
+                        "method: %d is not an ot_method (OT_BDF, OT_ADAMS, OT_ERK_*, "
+                        "OT_ESDIRK*, OT_IMEX_ARK*)",
                         (int)method);
     ode->method = method;
+    return OT_OK;
+}
+
+int ot_ode_set_rhs_explicit(ot_ode *ode, ot_rhs_fn rhs_explicit)
+{
+    NEED_ODE("ot_ode_set_rhs_explicit");
+    ode->rhs_explicit = rhs_explicit;
     return OT_OK;
 }
 

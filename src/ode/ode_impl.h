@@ -7,7 +7,7 @@
 
 /* sizeof(struct ot_ode) on 64-bit targets; ode_info.c checks it so that a
  * new field is not forgotten in the options fingerprint. */
-#define OT__ODE_STRUCT_SIZE 256
+#define OT__ODE_STRUCT_SIZE 264
 
 /* The default step limit: per output interval in dense and sensitivity
  * solves, in all for every-step solves (ot_solve). CVODE's own 500 stops
@@ -20,6 +20,7 @@
 struct ot_ode {
     int64_t n, np, nout, nroots;
     ot_rhs_fn rhs;
+    ot_rhs_fn rhs_explicit; /* the explicit part of an IMEX split, or NULL */
     ot_jac_fn jac;
     ot_init_fn init;
     ot_out_fn out;

@@ -46,7 +46,8 @@ static uint64_t fingerprint(const struct ot_ode *o)
                             o->dfdp != NULL,
                             o->sens_initial,
                             o->max_events,
-                            o->stab_limit};
+                            o->stab_limit,
+                            o->rhs_explicit != NULL};
     const double dbl[] = {o->rtol, o->atol,      o->t0,       o->h0,
                           o->hmax, o->sens_rtol, o->sens_atol};
     uint64_t h = fnv(UINT64_C(0xcbf29ce484222325), ints, sizeof ints);

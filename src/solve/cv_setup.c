@@ -14,7 +14,10 @@ static void on_error(int line, const char *func, const char *file, const char *m
                      SUNErrCode code, void *data, SUNContext ctx)
 {
     (void)line, (void)file, (void)ctx;
-    char module[] = "CVODES";
+    /* One handler per context, for CVODES and ARKODE alike: ARKODE's
+     * functions are ARKode*, ARKStep* or ark*. */
+    char cvodes[] = "CVODES", arkode[] = "ARKODE";
+    char *module = func && (func[0] == 'a' || func[0] == 'A') ? arkode : cvodes;
     ot__cb_cvode_error(code, module, func ? func : "",
                        (char *)(uintptr_t)(msg ? msg : ""), data);
 }

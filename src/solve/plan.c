@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "solve/size_limits.h"
 #include "solve/solve.h"
+#include "solve/integ.h"
 #include "solve/solve_api.h"
 #include "tensor/tensor_impl.h"
 
@@ -211,6 +212,40 @@ static int extra_view(const ot__plan *pl, ot_view v, const char *name, int allow
     return OT_OK;
 }
 
+/* What a Runge-Kutta method (ARKStep) cannot do, and the IMEX split. */
+static int check_method(const ot__plan *pl, const ot__method_info *m)
+{
+    const ot_ode *ode = pl->ode;
+    if (m->imex && ode->rhs_explicit == NULL)
+        return ot__fail(
+            OT_ERR_ARG,
+            "rhs_explicit: %s splits the rhs, but the problem has no explicit "
+            "part (ot_ode_set_rhs_explicit); the rhs is the implicit part",
+            m->name);
+    if (!m->imex && ode->rhs_explicit != NULL)
+        return ot__fail(OT_ERR_ARG,
+                        "rhs_explicit: set, but %s does not split the rhs; use an "
+                        "OT_IMEX_ARK* method or remove it and give the whole rhs",
+                        m->name);
+    if (!m->ark)
+        return OT_OK;
+    if (pl->kind == OT__SENS || pl->kind == OT__ADJ)
+        return ot__fail(
+            OT_ERR_ARG, "method: %s has no %s (ARKODE has none); use OT_BDF or OT_ADAMS",
+            m->name, pl->kind == OT__SENS ? "forward sensitivities" : "adjoint");
+    if (ode->max_order > 0)
+        return ot__fail(OT_ERR_VALUE,
+                        "max_order: %d; %s has a fixed order (%d): set 0, or use OT_BDF "
+                        "or OT_ADAMS",
+                        ode->max_order, m->name, m->order);
+    if (ode->device.type == OT_CUDA)
+        return ot__fail(OT_ERR_ARG,
+                        "device: the CUDA solver runs OT_BDF and OT_ADAMS only; solve %s "
+                        "on the CPU",
+                        m->name);
+    return OT_OK;
+}
+
 /* Per-lane starts and scheduled stops (ot_solve_inputs). */
 static int check_extras(ot__plan *pl, ot_view t0, ot_view stops)
 {
@@ -312,6 +347,8 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
     if (kind == OT__SENS && ode->sens_initial && ode->device.type == OT_CUDA)
         return ot__fail(OT_ERR_ARG, "sens_initial: the CUDA solver has sensitivities to "
                                     "parameters only; solve on the CPU");
+    const ot__method_info *m = ot__method(ode->method);
+    int st;
     /* Checked here, not when set: the method may be set after them. */
     if (ode->method == OT_BDF && ode->max_order > 5)
         return ot__fail(OT_ERR_VALUE, "max_order: %d; OT_BDF allows 1 to 5",
@@ -345,8 +382,11 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
                         "roots: ot_solve_adjoint takes no root functions (the adjoint's "
                         "jump at an event is not modelled); solve without them");
     if (ode->method != OT_BDF && ode->stab_limit)
-        return ot__fail(OT_ERR_ARG, "stability_limit_detection: only OT_BDF has it; "
-                                    "turn it off for OT_ADAMS");
+        return ot__fail(
+            OT_ERR_ARG,
+            "stability_limit_detection: only OT_BDF has it; turn it off for %s", m->name);
+    if ((st = check_method(pl, m)) != OT_OK)
+        return st;
 
     /* nbatch: the lane count of whichever input has more than one lane;
      * ot_view_check_lanes then names the one that disagrees. */
@@ -370,7 +410,7 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
     pl->threads = thread_count(ode, (pl->nbatch + pl->block - 1) / pl->block);
     /* Shapes, then the bytes the solve needs, before any value is read or
      * any copy made: a batch too big for memory is refused at once. */
-    int st, dev;
+    int dev;
     if ((pl->has_y0 &&
          (st = ot_view_check_lanes(y0, pl->n, pl->nbatch, "y0")) != OT_OK) ||
         (!ot_view_is_absent(params) &&

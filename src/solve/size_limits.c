@@ -9,7 +9,8 @@
  * qmax + 1 Nordsieck vectors (qmax 5 for BDF, 12 for Adams) and 7 more (ewt,
  * acor, tempv, ftemp, vtemp1-3); CVLS two vectors and a saved copy of the
  * matrix; Newton one vector, fixed point three; CVODES per parameter qmax + 1
- * Nordsieck vectors, 4 more and the nonlinear solver's. They count what is
+ * Nordsieck vectors, 4 more and the nonlinear solver's; ARKStep a vector per
+ * stage and part and about 16 more. They count what is
  * allocated: for bench/million_lanes.c (20,000 lanes) 1 % above the peak
  * heap valgrind's massif measures in lockstep, 5 % in lanes mode. The peak
  * RSS can be lower, as scratch that only out functions, sensitivities or
@@ -17,6 +18,7 @@
  * part that grows with nt, are exact. */
 #include "solve/size_limits.h"
 #include "solve/adjoint.h"
+#include "solve/integ.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -184,9 +186,19 @@ uint64_t ot__memory_limit(const char **what)
  * solvers (see the top of the file). */
 static uint64_t cvode_vectors(const ot_ode *ode, uint64_t *qmax)
 {
+    const ot__method_info *m = ot__method(ode->method);
+    const uint64_t atol = ode->atol_vec ? 2 : 0;
+    if (m->ark) { /* ARKStep: a stage vector per stage and part, about 16 more
+                     (solution, error weights, predictor, interpolation and
+                     temporaries), Newton's and the linear solver's; no
+                     sensitivities (qmax unused) */
+        *qmax = 0;
+        const uint64_t parts = (uint64_t)(m->imex ? 2 : 1);
+        return parts * (uint64_t)m->stages + 16 + (m->implicit ? 3 : 0) + atol;
+    }
     const int bdf = ode->method == OT_BDF;
     *qmax = bdf ? 5 : 12;
-    return *qmax + 1 + 7 + (bdf ? 2 + 1 : 3) + (ode->atol_vec ? 2 : 0);
+    return *qmax + 1 + 7 + (bdf ? 2 + 1 : 3) + atol;
 }
 
 /* Lanes mode: one worker per thread, each one CVODE(S) instance of size n,
@@ -197,7 +209,7 @@ static int lanes_working(ledger *lg, const ot__plan *pl, uint64_t sens)
     const uint64_t n = (uint64_t)pl->n, np = (uint64_t)pl->np, rows = (uint64_t)pl->rows;
     uint64_t qmax, nn = n;
     const uint64_t vec = cvode_vectors(ode, &qmax);
-    const int bdf = ode->method == OT_BDF;
+    const int bdf = ot__method(ode->method)->implicit; /* a matrix */
     if (mul_over(&nn, n))
         nn = (uint64_t)INT64_MAX; /* dot_over reports it */
     /* per n: CVODE's vectors, the y, y0, yp, ym scratch, the sensitivities'
@@ -232,7 +244,7 @@ static int lockstep_working(ledger *lg, const ot__plan *pl, uint64_t sens)
     const uint64_t n = (uint64_t)pl->n, np = (uint64_t)pl->np, rows = (uint64_t)pl->rows;
     uint64_t qmax, nn = n;
     const uint64_t vec = cvode_vectors(ode, &qmax) + 3; /* and y, yout, ewt */
-    const int bdf = ode->method == OT_BDF;
+    const int bdf = ot__method(ode->method)->implicit;  /* a matrix */
     if (mul_over(&nn, n))
         nn = (uint64_t)INT64_MAX;
     /* per n: the vectors, yp and ym, the pivots, CVODES' vectors and df/dp's;

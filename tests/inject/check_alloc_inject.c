@@ -282,6 +282,18 @@ static const solve_case SOLVE_CASES[] = {
      1, 0},
     {"lockstep BDF adjoint with an integral term", OT_LOCKSTEP, OT_BDF, K_ADJ, 1, 0, 0, 0,
      0, 0, 1, 0},
+    /* ARKODE's methods (an IMEX method gets the rhs as its explicit part too) */
+    {"lanes ERK dense, atol vector, out", OT_LANES, OT_ERK_DP54, K_DENSE, 1, 0, 1, 0, 0,
+     1, 0, 0},
+    {"lanes ESDIRK steps with roots, 2 threads", OT_LANES, OT_ESDIRK43, K_STEPS, 2, 1, 0,
+     0, 0, 0, 0, 0},
+    {"lanes IMEX dense, init", OT_LANES, OT_IMEX_ARK43, K_DENSE, 1, 0, 0, 1, 0, 0, 0, 0},
+    {"lockstep ERK steps with roots", OT_LOCKSTEP, OT_ERK_VERNER65, K_STEPS, 1, 1, 0, 0,
+     0, 0, 0, 0},
+    {"lockstep ESDIRK dense in blocks of 2, out", OT_LOCKSTEP, OT_ESDIRK54, K_DENSE, 2, 0,
+     1, 0, 0, 0, 0, 2},
+    {"lockstep IMEX dense, atol vector", OT_LOCKSTEP, OT_IMEX_ARK32, K_DENSE, 1, 0, 0, 0,
+     0, 1, 0, 0},
 };
 #define N_SOLVE_CASES (sizeof SOLVE_CASES / sizeof SOLVE_CASES[0])
 
@@ -326,6 +338,8 @@ static ot_ode *make_ode(const solve_case *c, const solve_inputs *in)
     ck_assert_status(ot_ode_new(&ode, 2, 2, st_decay_rhs, NULL), OT_OK, NULL);
     ck_assert_status(ot_ode_set_mode(ode, c->mode), OT_OK, NULL);
     ck_assert_status(ot_ode_set_method(ode, c->method), OT_OK, NULL);
+    if (c->method >= OT_IMEX_ARK32)
+        ck_assert_status(ot_ode_set_rhs_explicit(ode, st_decay_rhs), OT_OK, NULL);
     ck_assert_status(ot_ode_set_threads(ode, c->threads), OT_OK, NULL);
     ck_assert_status(ot_ode_set_lockstep_block(ode, c->block), OT_OK, NULL);
     if (c->roots)

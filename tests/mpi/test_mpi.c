@@ -237,10 +237,14 @@ static ot_solution *reference(const ot_ode *o, ot_view y0, ot_view p, int sens, 
     return ref;
 }
 
-/* sens: 0 dense, 1 forward sensitivities, 2 also to the initial values. */
-static void test_local_distributed(int sens, ot_mpi_balance bal, int64_t block)
+/* sens: 0 dense, 1 forward sensitivities, 2 also to the initial values;
+ * method: the integrator (ARKODE's too). */
+static void test_local_distributed(int sens, ot_mpi_balance bal, int64_t block,
+                                   ot_method method)
 {
     ot_ode *o = model(PLAIN, 2);
+    if (ot_ode_set_method(o, method) != OT_OK)
+        fail("ot_ode_set_method: %s", ot_last_error());
     if (sens == 2 && ot_ode_set_sens_initial(o, 1) != OT_OK)
         fail("ot_ode_set_sens_initial: %s", ot_last_error());
     int rst;
@@ -551,7 +555,7 @@ static void test_errors(void)
         report("one rank's options differ: OT_ERR_ARG on every rank");
     }
     /* After all of those, the communicator still works: a clean solve. */
-    test_local_distributed(0, OT_MPI_DYNAMIC, 0);
+    test_local_distributed(0, OT_MPI_DYNAMIC, 0, OT_BDF);
     report("a solve after the failed ones: lanes = one process");
 }
 
@@ -561,16 +565,20 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     make_data();
-    test_local_distributed(0, OT_MPI_DYNAMIC, 0);
+    test_local_distributed(0, OT_MPI_DYNAMIC, 0, OT_BDF);
     report("local slices, distributed outputs, dynamic blocks: lanes = one process");
-    test_local_distributed(0, OT_MPI_STATIC, 1);
+    test_local_distributed(0, OT_MPI_STATIC, 1, OT_BDF);
     report("local slices, static one-lane blocks: lanes = one process");
-    test_local_distributed(0, OT_MPI_DYNAMIC, 5);
+    test_local_distributed(0, OT_MPI_DYNAMIC, 5, OT_BDF);
     report("local slices, dynamic blocks of 5: lanes = one process");
-    test_local_distributed(1, OT_MPI_DYNAMIC, 7);
+    test_local_distributed(1, OT_MPI_DYNAMIC, 7, OT_BDF);
     report("forward sensitivities: sens travel, = ot_solve_fwd_sens");
-    test_local_distributed(2, OT_MPI_DYNAMIC, 7);
+    test_local_distributed(2, OT_MPI_DYNAMIC, 7, OT_BDF);
     report("sensitivities to initial values travel too, = ot_solve_fwd_sens");
+    test_local_distributed(0, OT_MPI_DYNAMIC, 3, OT_ERK_DP54);
+    report("ARKODE's explicit Dormand-Prince: lanes = one process");
+    test_local_distributed(0, OT_MPI_DYNAMIC, 3, OT_ESDIRK43);
+    report("ARKODE's ESDIRK 4(3): lanes = one process");
     test_adjoint(0, 0);
     report("adjoint, data for every lane, slices: gradients = ot_solve_adjoint");
     test_adjoint(1, 0);

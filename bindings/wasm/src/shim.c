@@ -101,6 +101,13 @@ static int rhs_tramp(double t, ot_view y, ot_view p, ot_view_mut dydt, void *use
     return call_eval(P, P->rhs, t, y, p, dydt);
 }
 
+static int rhs_explicit_tramp(double t, ot_view y, ot_view p, ot_view_mut dydt,
+                              void *user)
+{
+    otw_problem *P = user;
+    return call_eval(P, P->rhs_explicit, t, y, p, dydt);
+}
+
 static int jac_tramp(double t, ot_view y, ot_view p, ot_view_mut J, void *user)
 {
     otw_problem *P = user;
@@ -216,6 +223,15 @@ OTW_API int otw_set_jac(otw_problem *P, otw_eval_fn jac)
     return st;
 }
 
+/* The explicit part of an IMEX split (the rhs is then the implicit part). */
+OTW_API int otw_set_rhs_explicit(otw_problem *P, otw_eval_fn fe)
+{
+    const int st = ot_ode_set_rhs_explicit(ode_of(P), fe ? rhs_explicit_tramp : NULL);
+    if (st == OT_OK)
+        P->rhs_explicit = fe;
+    return st;
+}
+
 OTW_API int otw_set_dfdp(otw_problem *P, otw_eval_fn dfdp)
 {
     const int st = ot_ode_set_dfdp(ode_of(P), dfdp ? dfdp_tramp : NULL);
@@ -284,7 +300,7 @@ OTW_API int otw_set_max_events(otw_problem *P, int v)
     return ot_ode_set_max_events(ode_of(P), v);
 }
 
-/* method: 1 BDF, 2 Adams (ot_method). */
+/* method: an ot_method (1 BDF, 2 Adams, 3-11 ARKODE's Runge-Kutta pairs). */
 OTW_API int otw_set_method(otw_problem *P, int method)
 {
     return ot_ode_set_method(ode_of(P), (ot_method)method);

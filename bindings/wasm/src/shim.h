@@ -33,7 +33,7 @@ typedef int (*otw_event_fn)(double t, int root, int lane, double *y, double *p,
 
 typedef struct otw_problem {
     ot_ode *ode;
-    otw_eval_fn rhs, jac, dfdp, out, root;
+    otw_eval_fn rhs, rhs_explicit, jac, dfdp, out, root;
     otw_init_fn init;
     otw_event_fn event;
     otw_loss_fn loss; /* otw_solve_adjoint's, during that call */

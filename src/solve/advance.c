@@ -1,5 +1,5 @@
-/* CVode's normal mode, made safe for output times near zero (cv_advance.h). */
-#include "solve/cv_advance.h"
+/* The integrators' normal mode, made safe for output times near zero (advance.h). */
+#include "solve/advance.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -10,19 +10,18 @@
 static const double TINY_T = 1e-100;
 
 /* flag, or the time check's failure. */
-static int check_time(void *cv, int flag, double rtol, double t_start, char *msg,
+static int check_time(const ot__ig *ig, int flag, double rtol, double t_start, char *msg,
                       size_t msg_len)
 {
-    const int st = ot__cv_time_check(cv, rtol, t_start, msg, msg_len);
+    const int st = ot__ig_time_check(ig, rtol, t_start, msg, msg_len);
     return st < 0 ? st : flag;
 }
 
-int ot__cv_time_check(void *cv, double rtol, double t_start, char *msg, size_t msg_len)
+int ot__ig_time_check(const ot__ig *ig, double rtol, double t_start, char *msg,
+                      size_t msg_len)
 {
     double tn = 0, hlast = 0, hcur = 0;
-    if (CVodeGetCurrentTime(cv, &tn) != CV_SUCCESS ||
-        CVodeGetLastStep(cv, &hlast) != CV_SUCCESS ||
-        CVodeGetCurrentStep(cv, &hcur) != CV_SUCCESS)
+    if (ot__ig_times(ig, &tn, &hlast, &hcur) != 0)
         return CV_SUCCESS;
     const double at = fabs(tn), gap = nextafter(at, INFINITY) - at;
     double h = fabs(hcur);
@@ -40,32 +39,32 @@ int ot__cv_time_check(void *cv, double rtol, double t_start, char *msg, size_t m
              "that t0 is near 0 (solve in t - t0).",
              tn, gap, stuck ? "a step of" : "the time since t0 at rtol",
              stuck ? h : elapsed);
-    return OT__CV_TIME_RESOLUTION;
+    return OT__IG_TIME_RESOLUTION;
 }
 
-int ot__cv_advance(void *cv, double tout, N_Vector yout, double *tret, long max_steps,
-                   double rtol, double t_start, char *msg, size_t msg_len)
+int ot__ig_advance(const ot__ig *ig, double tout, N_Vector yout, double *tret,
+                   long max_steps, double rtol, double t_start, char *msg, size_t msg_len)
 {
-    double tn = tout;
-    if (CVodeGetCurrentTime(cv, &tn) != CV_SUCCESS ||
+    double tn = tout, hlast, hcur;
+    if (ot__ig_times(ig, &tn, &hlast, &hcur) != 0 ||
         !(fabs(tout) < TINY_T || (tn != 0 && fabs(tn) < TINY_T))) {
-        const int flag = CVode(cv, tout, yout, tret, CV_NORMAL);
-        return flag < 0 ? flag : check_time(cv, flag, rtol, t_start, msg, msg_len);
+        const int flag = ot__ig_evolve(ig, tout, yout, tret, 0);
+        return flag < 0 ? flag : check_time(ig, flag, rtol, t_start, msg, msg_len);
     }
     for (long k = 0; tn < tout; k++) {
         if (max_steps > 0 && k >= max_steps) {
             snprintf(msg, msg_len,
-                     "CVODES/CVode: At t = %g, mxstep steps taken before reaching tout.",
-                     tn);
+                     "%s: At t = %g, mxstep steps taken before reaching tout.",
+                     ig->ark ? "ARKODE/ARKodeEvolve" : "CVODES/CVode", tn);
             return CV_TOO_MUCH_WORK;
         }
-        const int flag = CVode(cv, tout, yout, &tn, CV_ONE_STEP);
+        const int flag = ot__ig_evolve(ig, tout, yout, &tn, 1);
         if (flag < 0 || flag == CV_ROOT_RETURN) {
             *tret = tn;
-            return flag < 0 ? flag : check_time(cv, flag, rtol, t_start, msg, msg_len);
+            return flag < 0 ? flag : check_time(ig, flag, rtol, t_start, msg, msg_len);
         }
     }
     *tret = tout;
-    const int flag = CVodeGetDky(cv, tout, 0, yout);
-    return flag < 0 ? flag : check_time(cv, flag, rtol, t_start, msg, msg_len);
+    const int flag = ot__ig_dky(ig, tout, yout);
+    return flag < 0 ? flag : check_time(ig, flag, rtol, t_start, msg, msg_len);
 }
