@@ -356,6 +356,10 @@ function compare(P, params, lanes, reps, ours, peers, ref, refNote) {
     { label: 'odetensor Adams, lockstep', run: () => otSolve(P, p, { method: 'adams', mode: 'lockstep' }) },
     { label: 'odetensor BDF + jac, lanes', run: () => otSolve(P, p, { method: 'bdf' }, { jac: true }) },
     { label: 'odetensor BDF + jac, lockstep', run: () => otSolve(P, p, { method: 'bdf', mode: 'lockstep' }, { jac: true }) },
+    { label: 'odetensor Dormand-Prince 5(4), lanes', run: () => otSolve(P, p, { method: 'dp54' }) },
+    { label: 'odetensor Dormand-Prince 5(4), lockstep', run: () => otSolve(P, p, { method: 'dp54', mode: 'lockstep' }) },
+    { label: 'odetensor Verner 6(5), lanes', run: () => otSolve(P, p, { method: 'verner65' }) },
+    { label: 'odetensor Verner 6(5), lockstep', run: () => otSolve(P, p, { method: 'verner65', mode: 'lockstep' }) },
   ];
   const peers = [
     { name: 'odex', solve: (r) => odexSolve(P, p, { rtol: r, maxSteps: 1e6 }),
@@ -379,6 +383,7 @@ function compare(P, params, lanes, reps, ours, peers, ref, refNote) {
   const ours = [
     { label: 'odetensor BDF + jac', run: () => otSolve(P, p, { method: 'bdf' }, { jac: true }) },
     { label: 'odetensor BDF (difference-quotient Jacobian)', run: () => otSolve(P, p, { method: 'bdf' }) },
+    { label: 'odetensor ESDIRK 4(3) + jac', run: () => otSolve(P, p, { method: 'esdirk43' }, { jac: true }) },
   ];
   const peers = [
     { name: 'odex', solve: (r) => odexSolve(P, p, { rtol: r, maxSteps: 1e8 }),
