@@ -57,14 +57,15 @@ SUNB := /system
 SUN_CFLAGS :=
 SUN_STAMP :=
 SUNDIALS_LIBS := -lsundials_arkode -lsundials_cvodes -lsundials_nvecserial -lsundials_sunmatrixdense \
-                 -lsundials_sunlinsoldense -lsundials_sunnonlinsolfixedpoint
+                 -lsundials_sunlinsoldense -lsundials_sunmatrixband -lsundials_sunlinsolband \
+                 -lsundials_sunlinsolspgmr -lsundials_sunnonlinsolfixedpoint
 else ifeq ($(SUNDIALS),own)
 SUNB :=
 SUN_DIR := build/sundials-7
 SUN_STAMP := $(SUN_DIR)/.built
 SUN_CFLAGS := -I$(SUN_DIR)/include
 SUNDIALS_LIBS := $(addprefix $(SUN_DIR)/lib/libsundials_,arkode.a cvodes.a nvecserial.a \
-                 sunmatrixdense.a sunlinsoldense.a sunnonlinsolfixedpoint.a \
+                 sunmatrixdense.a sunlinsoldense.a sunmatrixband.a sunlinsolband.a sunlinsolspgmr.a sunnonlinsolfixedpoint.a \
                  sunnonlinsolnewton.a core.a)
 else
 $(error SUNDIALS=$(SUNDIALS): use own (the default) or system)
@@ -107,7 +108,7 @@ TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/c
             tests/check_faults_numeric.c tests/check_faults_scale.c tests/check_size_limits.c \
             tests/check_core_api.c tests/check_lockstep_blocks.c tests/check_traps.c \
             tests/check_events.c tests/check_sens_derivs.c tests/check_adjoint.c \
-            tests/check_methods.c
+            tests/check_methods.c tests/check_linsol.c
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/obj/%.o)
 EXAMPLES := dlpack_tour robertson lotka_volterra sensitivity_decay bouncing_ball user_jacobian \
             seir_peak population_pk fit_lotka_volterra

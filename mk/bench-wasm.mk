@@ -37,7 +37,7 @@ BENCH_WASM_ODEX := bench/wasm/node_modules/ode45-cash-karp/package.json
 # headers) links against it unchanged.
 SUN_NATIVE := build/sundials-native
 SUN_NATIVE_LIBS := $(addprefix $(SUN_NATIVE)/lib/libsundials_,arkode.a cvodes.a nvecserial.a \
-                   sunmatrixdense.a sunlinsoldense.a sunnonlinsolfixedpoint.a \
+                   sunmatrixdense.a sunlinsoldense.a sunmatrixband.a sunlinsolband.a sunlinsolspgmr.a sunnonlinsolfixedpoint.a \
                    sunnonlinsolnewton.a generic.a)
 # The bench module: Robertson's entry points are EMSCRIPTEN_KEEPALIVE, so no
 # export list; no JS callbacks, hence no table growth.

@@ -18,7 +18,7 @@ CUDA_CORE := $(filter-out src/cuda/none.c,$(LIB_SRC))
 CUDA_CU := $(wildcard src/cuda/*.cu)
 CUDA_OBJ := $(CUDA_CORE:%.c=$(CB)/obj/%.o) $(CUDA_CU:%.cu=$(CB)/obj/%.o)
 CUDA_SUN_LIBS := $(addprefix $(CUDA_SUN)/lib/libsundials_,arkode.a cvodes.a nveccuda.a nvecserial.a \
-                 sunmatrixdense.a sunlinsoldense.a sunnonlinsolfixedpoint.a \
+                 sunmatrixdense.a sunlinsoldense.a sunmatrixband.a sunlinsolband.a sunlinsolspgmr.a sunnonlinsolfixedpoint.a \
                  sunnonlinsolnewton.a core.a)
 # Everything but cuBLAS and libc linked statically, so the binaries also run
 # on a GPU machine whose image differs from this one (scripts/gpu-check.sh).

@@ -27,7 +27,7 @@ WASM_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(WASM_OPT) -Iinclude 
 WASM_OBJ := $(LIB_SRC:%.c=$(WB)/obj/%.o) $(WB)/obj/$(WASM_PKG)/src/shim.o \
             $(WB)/obj/$(WASM_PKG)/src/shim_solve.o
 WASM_SUN_LIBS := $(addprefix $(WASM_SUN)/lib/libsundials_,arkode.a cvodes.a nvecserial.a \
-                 sunmatrixdense.a sunlinsoldense.a sunnonlinsolfixedpoint.a \
+                 sunmatrixdense.a sunlinsoldense.a sunmatrixband.a sunlinsolband.a sunlinsolspgmr.a sunnonlinsolfixedpoint.a \
                  sunnonlinsolnewton.a core.a)
 # ES module, wasm embedded (no fetch or path lookups: the same file loads in
 # Node, browsers and workers); JS callbacks enter the table with addFunction.

@@ -70,6 +70,16 @@ export interface SolveOptions {
    * part (rhsExplicit), 'imex32', 'imex43', 'imex54'. maxOrder and
    * stabilityLimitDetection are CVODE options. */
   method?: Method;
+  /** The implicit methods' linear solver (lanes mode): 'dense' (default),
+   * 'band' (with bandwidths; jac then fills the band storage
+   * [mupper + mlower + 1, n]: J[mupper + i - j + (mupper + mlower + 1) j] =
+   * d f_i / d y_j), or 'gmres' (matrix-free; optional precondition). */
+  linearSolver?: 'dense' | 'band' | 'gmres';
+  /** 'band': [mupper, mlower], d f_i / d y_j nonzero only for j - i <=
+   * mupper and i - j <= mlower. */
+  bandwidths?: [number, number];
+  /** 'gmres': Krylov vectors per linear solve (0: SUNDIALS' 5). */
+  krylovDim?: number;
   /** 'lanes' (default): each lane its own solver; 'lockstep': one solver over
    * all lanes, callbacks called once for all of them. */
   mode?: 'lanes' | 'lockstep';
@@ -117,6 +127,16 @@ export interface Problem {
   rhsExplicit?: RhsFunction;
   /** The Jacobian of rhs (of its implicit part with IMEX). */
   jac?: JacFunction;
+  /** 'gmres's preconditioner, one lane a call: setup prepares P ~ I -
+   * gamma J in work [nwork] (recompute your Jacobian data when jok is
+   * false); solve writes z with P z = r. */
+  precondition?: {
+    setup: (t: number, y: Float64Array, p: Float64Array, gamma: number, jok: boolean,
+      work: Float64Array, lane: number) => CallbackResult;
+    solve: (t: number, y: Float64Array, p: Float64Array, gamma: number, r: Float64Array,
+      z: Float64Array, work: Float64Array, lane: number) => CallbackResult;
+    nwork?: number;
+  };
   /** df/dp for solveFwdSens (needs jac): exact sensitivities, no extra rhs calls. */
   dfdp?: DfdpFunction;
   init?: InitFunction;
@@ -201,6 +221,8 @@ export interface LaneStats {
   errTestFails: number;
   nonlinIters: number;
   nonlinFails: number;
+  /** 'gmres': Krylov iterations (0 for the direct solvers). */
+  linIters: number;
   /** The time the lane reached. */
   finalTime: number;
 }

@@ -42,9 +42,11 @@ const METHODS = Object.freeze({
   esdirk54: 8, imex32: 9, imex43: 10, imex54: 11,
 });
 const MODES = Object.freeze({ __proto__: null, lanes: 1, lockstep: 2 });
+const LINEAR_SOLVERS = Object.freeze({ __proto__: null, dense: 1, band: 2, gmres: 3 });
 const OPTIONS = ['rtol', 'atol', 'method', 'mode', 't0', 'firstStep', 'maxSteps', 'maxStep', 'lockstepBlock',
-  'sensRtol', 'sensAtol', 'sensInitial', 'maxOrder', 'stabilityLimitDetection', 'maxEvents'];
-const SPEC_KEYS = ['nstates', 'nparams', 'rhs', 'rhsExplicit', 'jac', 'dfdp', 'init', 'out', 'nout', 'roots', 'nroots',
+  'sensRtol', 'sensAtol', 'sensInitial', 'maxOrder', 'stabilityLimitDetection', 'maxEvents',
+  'linearSolver', 'bandwidths', 'krylovDim'];
+const SPEC_KEYS = ['nstates', 'nparams', 'rhs', 'rhsExplicit', 'jac', 'precondition', 'dfdp', 'init', 'out', 'nout', 'roots', 'nroots',
   'rootDirections', 'eventActions', 'onEvent', 'stops', 'starts', 'y0', 'params', 'tEval',
   'finalTime', 'options', 'loss'];
 const DIRECTIONS = Object.freeze({ __proto__: null, falling: -1, both: 0, rising: 1 });
@@ -309,6 +311,57 @@ class OdeTensor {
     return [dp, lanes, wp, lf, qf];
   }
 
+  // 'gmres's preconditioner { setup(t, y, p, gamma, jok, work, lane),
+  // solve(t, y, p, gamma, r, z, work, lane), nwork }: setup prepares P ~ I -
+  // gamma J in work [nwork] (recomputing its Jacobian data when jok is
+  // false), solve writes z with P z = r; y, p, r are copies, z and work
+  // writable views. Lanes mode (one lane a call).
+  #precondition(P, spec, dims, thrown, held) {
+    const m = this.#m;
+    const { n, np } = dims;
+    if (spec === null || typeof spec !== 'object' || typeof spec.setup !== 'function' ||
+        typeof spec.solve !== 'function')
+      throw this.#error(OT_ERR_ARG, `precondition: ${show(spec)}; expected { setup, solve, nwork }`);
+    for (const key of Object.keys(spec))
+      if (!['setup', 'solve', 'nwork'].includes(key))
+        throw this.#error(OT_ERR_ARG, `precondition: unknown field '${key}' (known: setup, solve, nwork)`);
+    const nwork = this.#num(spec.nwork ?? 0, 'precondition.nwork');
+    if (!Number.isInteger(nwork) || nwork < 0 || nwork > INT_MAX)
+      throw this.#error(OT_ERR_ARG, `precondition.nwork: ${nwork}; expected an integer >= 0`);
+    const fail = (name, lane, e) => {
+      if (!thrown.lanes.has(lane)) thrown.lanes.set(lane, { name, error: e });
+      return -1;
+    };
+    const grew = (b, name) => {
+      if (m.HEAPF64.buffer !== b)
+        throw new Error(`${name}: wasm memory grew during the call (a solve nested in it?); its results were lost`);
+    };
+    const view = (b, ptr, len) => new Float64Array(b, ptr, ptr ? len : 0);
+    const setup = (t, yp, pp, gamma, jok, wp, lane) => {
+      try {
+        const b = m.HEAPF64.buffer;
+        const r = spec.setup(t, view(b, yp, n).slice(), view(b, pp, np).slice(), gamma, jok !== 0,
+          view(b, wp, nwork), lane);
+        grew(b, 'precondition.setup');
+        return returnCode(r, 'precondition.setup');
+      } catch (e) { return fail('precondition.setup', lane, e); }
+    };
+    const solve = (t, yp, pp, gamma, rp, zp, wp, lane) => {
+      try {
+        const b = m.HEAPF64.buffer;
+        const r = spec.solve(t, view(b, yp, n).slice(), view(b, pp, np).slice(), gamma,
+          view(b, rp, n).slice(), view(b, zp, n), view(b, wp, nwork), lane);
+        grew(b, 'precondition.solve');
+        return returnCode(r, 'precondition.solve');
+      } catch (e) { return fail('precondition.solve', lane, e); }
+    };
+    const sf = m.addFunction(setup, 'idiidiiii');
+    held.push(() => m.removeFunction(sf));
+    const vf = m.addFunction(solve, 'idiidiiiii');
+    held.push(() => m.removeFunction(vf));
+    this.#check(m._otw_set_preconditioner(P, sf, vf, nwork));
+  }
+
   // The event handler as a wasm table entry: onEvent(t, root, y, p, lane)
   // gets that lane's y [n] and p [np] as writable views (its changes are the
   // point), calls it; a throw or a Promise fails the lane.
@@ -349,6 +402,20 @@ class OdeTensor {
     };
     if (o.method !== undefined) this.#check(m._otw_set_method(P, pick('method', METHODS)));
     if (o.mode !== undefined) this.#check(m._otw_set_mode(P, pick('mode', MODES)));
+    if (o.linearSolver !== undefined)
+      this.#check(m._otw_set_linear_solver(P, pick('linearSolver', LINEAR_SOLVERS)));
+    if (o.bandwidths !== undefined) {
+      const bw = o.bandwidths;
+      if (!Array.isArray(bw) || bw.length !== 2 || !bw.every((x) => Number.isInteger(x) && x >= 0 && x <= INT_MAX))
+        throw this.#error(OT_ERR_ARG, `options.bandwidths: ${show(bw)}; expected [mupper, mlower], integers >= 0 (d f_i / d y_j nonzero only for j - i <= mupper and i - j <= mlower)`);
+      this.#check(m._otw_set_bandwidths(P, bw[0], bw[1]));
+    }
+    if (o.krylovDim !== undefined) {
+      const v = this.#num(o.krylovDim, 'options.krylovDim');
+      if (!Number.isInteger(v) || Math.abs(v) > INT_MAX)
+        throw this.#error(OT_ERR_ARG, `options.krylovDim: ${v}; expected an integer >= 0 (0: SUNDIALS' 5)`);
+      this.#check(m._otw_set_krylov_dim(P, v));
+    }
     if (o.rtol !== undefined) this.#check(m._otw_set_rtol(P, this.#num(o.rtol, 'options.rtol')));
     if (typeof o.atol === 'number') this.#check(m._otw_set_atol(P, o.atol));
     else if (o.atol === null)
@@ -472,6 +539,7 @@ class OdeTensor {
         this.#check(m[setter](P, ptr));
       }
       if (has(spec.onEvent)) this.#check(m._otw_set_event_handler(P, this.#handler(spec.onEvent, dims, thrown, held)));
+      if (has(spec.precondition)) this.#precondition(P, spec.precondition, dims, thrown, held);
       if (has(spec.init))
         this.#check(m._otw_set_init(P, this.#callback(spec.init, 'init', n, 'iiiiii', dims, thrown, held)));
       dims.lockstep = this.#options(P, spec.options, n, held);

@@ -5,7 +5,7 @@ import { INT_MAX, OdeTensorError, describe, show } from './callbacks.mjs';
 const OT_ERR_ARG = -1;
 const OT_ERR_NOMEM = -9;
 const STATS = ['steps', 'rhsEvals', 'jacRhsEvals', 'jacEvals', 'linSetups', 'errTestFails',
-  'nonlinIters', 'nonlinFails', 'finalTime'];
+  'nonlinIters', 'nonlinFails', 'linIters', 'finalTime'];
 // DLPack's codes: kDLFloat, kDLCPU.
 const DL_FLOAT64 = Object.freeze({ code: 2, bits: 64, lanes: 1 });
 const DL_CPU = Object.freeze({ deviceType: 1, deviceId: 0 });
@@ -87,7 +87,7 @@ export class Solution {
     this.nbatch = nb;
     const info = m._otw_malloc(32);
     const ranges = (this.#ranges = []);
-    const bytes = nb * 12 + nb * 80 + 8;
+    const bytes = nb * 12 + nb * 8 * (1 + STATS.length) + 8;
     const lanes = bytes <= INT_MAX ? m._otw_malloc(bytes) : 0;
     try {
       if (info === 0 || lanes === 0) // a NULL here would write over address 0
@@ -125,9 +125,9 @@ export class Solution {
       this.count = m.HEAP32.slice(cnt >> 2, (cnt >> 2) + nb);
       this.rootIndex = m.HEAP32.slice(ri >> 2, (ri >> 2) + nb);
       this.rootTime = m.HEAPF64.slice(rt >> 3, (rt >> 3) + nb);
-      const sv = m.HEAPF64.slice(stats >> 3, (stats >> 3) + 9 * nb);
+      const ns = STATS.length, sv = m.HEAPF64.slice(stats >> 3, (stats >> 3) + ns * nb);
       this.stats = Array.from({ length: nb }, (_, b) =>
-        Object.fromEntries(STATS.map((key, i) => [key, sv[9 * b + i]])));
+        Object.fromEntries(STATS.map((key, i) => [key, sv[ns * b + i]])));
     } finally {
       m._otw_free(lanes);
       m._otw_free(info);

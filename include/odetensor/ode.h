@@ -39,8 +39,22 @@ extern "C" {
 
 /* dydt[n, k] = f(t, y[n, k], p[np, k]). */
 typedef int (*ot_rhs_fn)(double t, ot_view y, ot_view p, ot_view_mut dydt, void *user);
-/* J[i, j, b] = d f_i / d y_j for lane b, into a zeroed [n, n, k] view. */
+/* J[i, j, b] = d f_i / d y_j for lane b, into a zeroed [n, n, k] view. With
+ * OT_LINSOL_BAND the view is the band instead, [mupper + mlower + 1, n, 1]:
+ * J[mupper + i - j, j, 0] = d f_i / d y_j for i - j in [-mupper, mlower]
+ * (LAPACK's band storage; its column stride is not the row count). */
 typedef int (*ot_jac_fn)(double t, ot_view y, ot_view p, ot_view_mut J, void *user);
+/* A preconditioner for OT_LINSOL_GMRES, one lane a call ([n, 1] views; p
+ * [np, 1]): setup prepares P ~ I - gamma J into the lane's work [nwork, 1]
+ * (ot_ode_set_preconditioner), reusing the Jacobian data it kept there when
+ * jok is 1, and sets *jcur to 1 when it recomputed them; solve writes z with
+ * P z = r, reading work. The work is the lane's from setup to solve (lanes
+ * mode solves a lane on one thread). Return 0, > 0 to ask for a smaller step,
+ * < 0 to fail the lane. */
+typedef int (*ot_psetup_fn)(double t, ot_view y, ot_view p, double gamma, int jok,
+                            int *jcur, ot_view_mut work, void *user);
+typedef int (*ot_psolve_fn)(double t, ot_view y, ot_view p, double gamma, ot_view r,
+                            ot_view_mut z, ot_view_mut work, void *user);
 /* y0[n, k] from p[np, k]: called when a solve gets an absent y0. */
 typedef int (*ot_init_fn)(ot_view p, ot_view_mut y0, void *user);
 /* o[nout, k] = g(t, y, p): what the solution records instead of y. */
@@ -96,6 +110,23 @@ typedef enum ot_method {
     OT_IMEX_ARK43 = 10,
     OT_IMEX_ARK54 = 11
 } ot_method;
+
+/* The linear solver of the implicit methods' Newton iterations (OT_BDF,
+ * OT_ESDIRK*, OT_IMEX_ARK*), lanes mode only (lockstep's block LU is
+ * dense; it refuses the others):
+ * - OT_LINSOL_DENSE (default): dense LU, cost ~ n^3 per factorization;
+ * - OT_LINSOL_BAND: banded LU (ot_ode_set_bandwidths), ~ n (mu + ml)^2; the
+ *   Jacobian in band storage (ot_jac_fn), or difference quotients of
+ *   mupper + mlower + 1 rhs calls;
+ * - OT_LINSOL_GMRES: matrix-free GMRES (Jacobian-vector products by
+ *   difference quotients of rhs, no Jacobian), with an optional
+ *   preconditioner (ot_ode_set_preconditioner); ot_ode_set_krylov_dim.
+ * Sensitivities from df/dp and the adjoint need OT_LINSOL_DENSE. */
+typedef enum ot_linsol {
+    OT_LINSOL_DENSE = 1,
+    OT_LINSOL_BAND = 2,
+    OT_LINSOL_GMRES = 3
+} ot_linsol;
 
 typedef enum ot_mode {
     /* One CVODE per lane on a thread pool (default): each lane has its own
@@ -185,6 +216,19 @@ OT_API int ot_ode_set_max_events(ot_ode *ode, int64_t max_events);
 /* Options. Each checks its value and returns OT_OK, or OT_ERR_ARG /
  * OT_ERR_VALUE with a message naming the option and the rule. */
 OT_API int ot_ode_set_method(ot_ode *ode, ot_method method);
+OT_API int ot_ode_set_linear_solver(ot_ode *ode, ot_linsol linsol);
+/* OT_LINSOL_BAND's half-bandwidths: d f_i / d y_j may be nonzero only for
+ * j - i <= mupper and i - j <= mlower; each >= 0 here, and < n when a solve
+ * starts. */
+OT_API int ot_ode_set_bandwidths(ot_ode *ode, int64_t mupper, int64_t mlower);
+/* OT_LINSOL_GMRES: Krylov vectors per linear solve, >= 1; 0 (default) is
+ * SUNDIALS' 5. */
+OT_API int ot_ode_set_krylov_dim(ot_ode *ode, int maxl);
+/* OT_LINSOL_GMRES's left preconditioner (both callbacks, or both NULL to
+ * remove it) and the doubles of work each lane gets for it (nwork >= 0;
+ * owned by the library, one block per worker thread). */
+OT_API int ot_ode_set_preconditioner(ot_ode *ode, ot_psetup_fn setup, ot_psolve_fn solve,
+                                     int64_t nwork);
 OT_API int ot_ode_set_mode(ot_ode *ode, ot_mode mode);
 /* rtol in [0, 1); atol >= 0 and finite, one value for all states; rtol and
  * atol may not both be 0 for any state (the error test would divide by 0):

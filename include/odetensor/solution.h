@@ -33,6 +33,7 @@ typedef struct ot_lane_stats {
     int64_t err_test_fails;
     int64_t nonlin_iters;
     int64_t nonlin_fails;
+    int64_t lin_iters; /* OT_LINSOL_GMRES's Krylov iterations (0 for direct solvers) */
     double final_time; /* the time the lane reached */
 } ot_lane_stats;
 

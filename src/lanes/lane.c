@@ -554,7 +554,8 @@ void ot__lane_stats(ot__lanes_worker *w, ot_lane_stats *out)
     const ot__plan *pl = w->plan;
     ot_lane_stats *stats = out;
     ot__ig_stats(&w->ig, w->LS != NULL, stats);
-    ot__cv_stats_add(stats, &w->before);       /* restarts at events */
-    if (w->LS != NULL && pl->ode->jac == NULL) /* our DQ Jacobian's, not CVODE's */
+    ot__cv_stats_add(stats, &w->before); /* restarts at events */
+    /* Dense without the user's Jacobian: our DQ Jacobian's, not CVODE's. */
+    if (w->LS != NULL && pl->ode->jac == NULL && pl->ode->linsol == OT_LINSOL_DENSE)
         stats->jac_rhs_evals = w->dq_evals;
 }

@@ -5,7 +5,10 @@
 #include <nvector/nvector_serial.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sunlinsol/sunlinsol_band.h>
 #include <sunlinsol/sunlinsol_dense.h>
+#include <sunlinsol/sunlinsol_spgmr.h>
+#include <sunmatrix/sunmatrix_band.h>
 #include <sunmatrix/sunmatrix_dense.h>
 #include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
 
@@ -100,6 +103,69 @@ static int jac_wrap(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *u
     return ot__cb_finite(&w->cb, "jac", "J", a, w->n * w->n, 1, w->lane, t, OT__CB_RETRY);
 }
 
+/* OT_LINSOL_BAND with the user's Jacobian: its view is the band storage
+ * (ot_jac_fn), rows mupper + mlower + 1 of SUNDIALS' columns, which hold
+ * mupper + mlower more rows above for the LU's fill. */
+static int jac_band_wrap(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *ud,
+                         N_Vector t1, N_Vector t2, N_Vector t3)
+{
+    (void)fy, (void)t1, (void)t2, (void)t3;
+    ot__lanes_worker *w = ud;
+    if (ot__cb_stopped(&w->cb))
+        return -1;
+    const ot_ode *ode = w->plan->ode;
+    const int64_t rows = ode->mupper + ode->mlower + 1, ldim = SM_LDIM_B(J);
+    double *d = SM_COLUMN_B(J, 0) - ode->mupper; /* row 0 of the band, column 0 */
+    int rc = ode->jac(t, ot__view_compact(N_VGetArrayPointer(y), w->n, 1), w->p,
+                      ot__view_mut_band(d, rows, w->n, ldim), ode->user);
+    if (rc != 0)
+        return ot__cb_returned(&w->cb, "jac", rc, t, OT__CB_RETRY);
+    for (int64_t j = 0; j < w->n; j++) {
+        const int st = ot__cb_finite(&w->cb, "jac", "J", d + j * ldim, rows, 1, w->lane,
+                                     t, OT__CB_RETRY);
+        if (st != 0)
+            return st;
+    }
+    return 0;
+}
+
+/* OT_LINSOL_GMRES's preconditioner: the user's, on the lane's work. */
+static int psetup_wrap(sunrealtype t, N_Vector y, N_Vector fy, sunbooleantype jok,
+                       sunbooleantype *jcur, sunrealtype gamma, void *ud)
+{
+    (void)fy;
+    ot__lanes_worker *w = ud;
+    if (ot__cb_stopped(&w->cb))
+        return -1;
+    const ot_ode *ode = w->plan->ode;
+    int cur = 0;
+    const int rc = ode->psetup(t, ot__view_compact(N_VGetArrayPointer(y), w->n, 1), w->p,
+                               gamma, jok ? 1 : 0, &cur,
+                               ot__view_mut_compact(w->pwork, ode->pwork, 1), ode->user);
+    *jcur = cur ? SUNTRUE : SUNFALSE;
+    return rc == 0 ? 0
+                   : ot__cb_returned(&w->cb, "preconditioner setup", rc, t, OT__CB_RETRY);
+}
+
+static int psolve_wrap(sunrealtype t, N_Vector y, N_Vector fy, N_Vector r, N_Vector z,
+                       sunrealtype gamma, sunrealtype delta, int lr, void *ud)
+{
+    (void)fy, (void)delta, (void)lr;
+    ot__lanes_worker *w = ud;
+    if (ot__cb_stopped(&w->cb))
+        return -1;
+    const ot_ode *ode = w->plan->ode;
+    double *zd = N_VGetArrayPointer(z);
+    const int rc = ode->psolve(t, ot__view_compact(N_VGetArrayPointer(y), w->n, 1), w->p,
+                               gamma, ot__view_compact(N_VGetArrayPointer(r), w->n, 1),
+                               ot__view_mut_compact(zd, w->n, 1),
+                               ot__view_mut_compact(w->pwork, ode->pwork, 1), ode->user);
+    if (rc != 0)
+        return ot__cb_returned(&w->cb, "preconditioner solve", rc, t, OT__CB_RETRY);
+    return ot__cb_finite(&w->cb, "preconditioner solve", "z", zd, w->n, 1, w->lane, t,
+                         OT__CB_RETRY);
+}
+
 static int root_wrap(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
 {
     ot__lanes_worker *w = ud;
@@ -152,13 +218,24 @@ static int configure(ot__lanes_worker *w)
         memcpy(N_VGetArrayPointer(w->atolv), ode->atol_vec,
                (size_t)w->n * sizeof(double));
     }
-    if (!f && w->ig.m->implicit) {
+    CVLsJacFn jac = jac_wrap; /* dense: the user's, or our difference quotients */
+    if (!f && w->ig.m->implicit && ode->linsol == OT_LINSOL_BAND) {
+        w->A = OT__SUN_NEW(SUNBandMatrix(w->n, ode->mupper, ode->mlower, w->ctx));
+        w->LS = w->A ? OT__SUN_NEW(SUNLinSol_Band(w->y, w->A, w->ctx)) : NULL;
+        jac = ode->jac ? jac_band_wrap : NULL; /* NULL: SUNDIALS' band DQ */
+    } else if (!f && w->ig.m->implicit && ode->linsol == OT_LINSOL_GMRES) {
+        w->LS = OT__SUN_NEW(SUNLinSol_SPGMR(
+            w->y, ode->psetup ? SUN_PREC_LEFT : SUN_PREC_NONE, ode->krylov_maxl, w->ctx));
+        jac = NULL; /* matrix-free */
+    } else if (!f && w->ig.m->implicit) {
         w->A = OT__SUN_NEW(SUNDenseMatrix(w->n, w->n, w->ctx));
         w->LS = w->A ? OT__SUN_NEW(SUNLinSol_Dense(w->y, w->A, w->ctx)) : NULL;
     }
     f = f ? f
-          : ot__ig_setup(&w->ig, pl, w, &w->cb, w->atolv, w->A, w->LS, jac_wrap, w->y,
-                         w->ctx, &w->NLS, ode->nroots, root_wrap, ode->root_dir);
+          : ot__ig_setup(&w->ig, pl, w, &w->cb, w->atolv, w->A, w->LS, jac, w->y, w->ctx,
+                         &w->NLS, ode->nroots, root_wrap, ode->root_dir);
+    if (!f && w->LS && ode->psetup)
+        f = ot__ig_set_preconditioner(&w->ig, psetup_wrap, psolve_wrap);
     if (!f && pl->kind == OT__SENS) {
         /* ns = np, + n sensitivities to initial values (sens_initial):
          * CVODES' difference quotients perturb p[plist[j]], so theirs
@@ -226,10 +303,11 @@ int ot__lanes_worker_new(ot__lanes_worker **out, const ot__plan *pl)
     for (int i = 0; i < 10; i++)
         ok &= (*slots[i] = OT__MALLOC(sizes[i] * sizeof(double))) != NULL;
     w->pbuf = OT__MALLOC((2 * np + 1) * sizeof(double));
+    w->pwork = OT__MALLOC(((size_t)pl->ode->pwork + 1) * sizeof(double));
     w->pbar = OT__MALLOC(((size_t)pl->ns + np + 1) * sizeof(double));
     w->plist = OT__MALLOC(((size_t)pl->ns + 1) * sizeof(int));
     int st = OT_ERR_NOMEM;
-    if (ok && w->pbuf && w->pbar && w->plist &&
+    if (ok && w->pbuf && w->pbar && w->plist && w->pwork &&
         OT__SUN_CALL(ot__sun_context_new(&w->ctx, &w->cb), -1) == 0) {
         w->y = OT__SUN_NEW(N_VMake_Serial(pl->n, w->ys_scratch, w->ctx));
         w->y0 = w->y ? OT__SUN_NEW(N_VMake_Serial(pl->n, w->y0_scratch, w->ctx)) : NULL;
@@ -283,6 +361,7 @@ void ot__lanes_worker_free(ot__lanes_worker *w)
     free(w->pbuf);
     free(w->pbar);
     free(w->plist);
+    free(w->pwork);
     ot__record_free(&w->steps);
     free(w);
 }

@@ -38,8 +38,9 @@ typedef struct {
     double *ys_scratch, *out_scratch, *y0_scratch, *yp_scratch, *ym_scratch,
         *diff_scratch, *sens_scratch, *yS0;
     double *jac_scratch, *dfdp_scratch; /* [n, n], [n, np]: with dfdp (else 1 each) */
-    int sens_first;       /* the lane's first call of sens_rhs_wrap is still to come */
-    int64_t dq_evals;     /* the lane's rhs calls for our DQ Jacobian */
+    double *pwork;    /* [pwork + 1]: the preconditioner's work for the lane (owned) */
+    int sens_first;   /* the lane's first call of sens_rhs_wrap is still to come */
+    int64_t dq_evals; /* the lane's rhs calls for our DQ Jacobian */
     ot_lane_stats before; /* the lane's counters before its last restart at an event */
     double t_restart;     /* the lane's start, or its last restart (an event) */
     double *y_restart;    /* its state then (n values) */

@@ -27,6 +27,7 @@ int ot_ode_new(ot_ode **out, int64_t nstates, int64_t nparams, ot_rhs_fn rhs, vo
     o->rhs = rhs;
     o->user = user;
     o->method = OT_BDF;
+    o->linsol = OT_LINSOL_DENSE;
     o->mode = OT_LANES;
     o->out_dtype = OT_F64;
     o->rtol = 1e-6;
@@ -191,6 +192,58 @@ int ot_ode_set_method(ot_ode *ode, ot_method method)
                         "OT_ESDIRK*, OT_IMEX_ARK*)",
                         (int)method);
     ode->method = method;
+    return OT_OK;
+}
+
+int ot_ode_set_linear_solver(ot_ode *ode, ot_linsol linsol)
+{
+    NEED_ODE("ot_ode_set_linear_solver");
+    if (linsol < OT_LINSOL_DENSE || linsol > OT_LINSOL_GMRES)
+        return ot__fail(
+            OT_ERR_ARG,
+            "linsol: %d is not an ot_linsol (OT_LINSOL_DENSE, OT_LINSOL_BAND, "
+            "OT_LINSOL_GMRES)",
+            (int)linsol);
+    ode->linsol = linsol;
+    return OT_OK;
+}
+
+int ot_ode_set_bandwidths(ot_ode *ode, int64_t mupper, int64_t mlower)
+{
+    NEED_ODE("ot_ode_set_bandwidths");
+    if (mupper < 0 || mlower < 0)
+        return ot__fail(OT_ERR_VALUE, "bandwidths: %s = %lld; must be >= 0",
+                        mupper < 0 ? "mupper" : "mlower",
+                        (long long)(mupper < 0 ? mupper : mlower));
+    ode->mupper = mupper;
+    ode->mlower = mlower;
+    return OT_OK;
+}
+
+int ot_ode_set_krylov_dim(ot_ode *ode, int maxl)
+{
+    NEED_ODE("ot_ode_set_krylov_dim");
+    if (maxl < 0)
+        return ot__fail(OT_ERR_VALUE, "krylov_dim: %d; must be >= 0 (0: SUNDIALS' 5)",
+                        maxl);
+    ode->krylov_maxl = maxl;
+    return OT_OK;
+}
+
+int ot_ode_set_preconditioner(ot_ode *ode, ot_psetup_fn setup, ot_psolve_fn solve,
+                              int64_t nwork)
+{
+    NEED_ODE("ot_ode_set_preconditioner");
+    if ((setup == NULL) != (solve == NULL))
+        return ot__fail(OT_ERR_ARG,
+                        "preconditioner: %s is NULL; give both setup and "
+                        "solve, or neither",
+                        setup == NULL ? "setup" : "solve");
+    if (nwork < 0)
+        return ot__fail(OT_ERR_VALUE, "nwork: %lld; must be >= 0", (long long)nwork);
+    ode->psetup = setup;
+    ode->psolve = solve;
+    ode->pwork = setup ? nwork : 0;
     return OT_OK;
 }
 

@@ -7,7 +7,7 @@
 
 /* sizeof(struct ot_ode) on 64-bit targets; ode_info.c checks it so that a
  * new field is not forgotten in the options fingerprint. */
-#define OT__ODE_STRUCT_SIZE 264
+#define OT__ODE_STRUCT_SIZE 312
 
 /* The default step limit: per output interval in dense and sensitivity
  * solves, in all for every-step solves (ot_solve). CVODE's own 500 stops
@@ -42,7 +42,13 @@ struct ot_ode {
     int64_t max_events;
     ot_device device;
     int outputs_on_device;
-    int sens_initial; /* sensitivities to y0 after the parameters' */
+    int sens_initial;       /* sensitivities to y0 after the parameters' */
+    int linsol;             /* ot_linsol of the implicit methods */
+    int krylov_maxl;        /* OT_LINSOL_GMRES's Krylov dimension (0: SUNDIALS') */
+    int64_t mupper, mlower; /* OT_LINSOL_BAND's half-bandwidths */
+    ot_psetup_fn psetup;    /* OT_LINSOL_GMRES's preconditioner, or NULL */
+    ot_psolve_fn psolve;
+    int64_t pwork; /* doubles of work per lane for the preconditioner */
 };
 
 /* Whether any root records events (OT_EVENT_RECORD or OT_EVENT_HANDLE). */

@@ -47,7 +47,13 @@ static uint64_t fingerprint(const struct ot_ode *o)
                             o->sens_initial,
                             o->max_events,
                             o->stab_limit,
-                            o->rhs_explicit != NULL};
+                            o->rhs_explicit != NULL,
+                            o->linsol,
+                            o->krylov_maxl,
+                            o->mupper,
+                            o->mlower,
+                            o->psetup != NULL,
+                            o->pwork};
     const double dbl[] = {o->rtol, o->atol,      o->t0,       o->h0,
                           o->hmax, o->sens_rtol, o->sens_atol};
     uint64_t h = fnv(UINT64_C(0xcbf29ce484222325), ints, sizeof ints);

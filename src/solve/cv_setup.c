@@ -123,6 +123,7 @@ void ot__cv_stats_add(ot_lane_stats *acc, const ot_lane_stats *s)
     acc->err_test_fails += s->err_test_fails;
     acc->nonlin_iters += s->nonlin_iters;
     acc->nonlin_fails += s->nonlin_fails;
+    acc->lin_iters += s->lin_iters;
 }
 
 void ot__cv_stats(void *cv, int with_ls, ot_lane_stats *s)
@@ -144,4 +145,6 @@ void ot__cv_stats(void *cv, int with_ls, ot_lane_stats *s)
         s->jac_rhs_evals = v;
     if (with_ls && CVodeGetNumLinSolvSetups(cv, &v) == CV_SUCCESS)
         s->lin_setups = v;
+    if (with_ls && CVodeGetNumLinIters(cv, &v) == CV_SUCCESS)
+        s->lin_iters = v;
 }

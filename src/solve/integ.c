@@ -225,6 +225,13 @@ int ot__ig_dq_inputs(const ot__ig *ig, double *h, N_Vector ewt)
     return CVodeGetCurrentStep(ig->mem, h) || CVodeGetErrWeights(ig->mem, ewt);
 }
 
+int ot__ig_set_preconditioner(const ot__ig *ig, CVLsPrecSetupFn setup,
+                              CVLsPrecSolveFn solve)
+{
+    return ig->ark ? ARK(SetPreconditioner)(ig->mem, setup, solve)
+                   : CVodeSetPreconditioner(ig->mem, setup, solve);
+}
+
 void ot__ig_stats(const ot__ig *ig, int with_ls, ot_lane_stats *s)
 {
     if (!ig->ark) {
@@ -251,4 +258,6 @@ void ot__ig_stats(const ot__ig *ig, int with_ls, ot_lane_stats *s)
         s->jac_rhs_evals = v;
     if (with_ls && ARK(GetNumLinSolvSetups)(mem, &v) == ARK_SUCCESS)
         s->lin_setups = v;
+    if (with_ls && ARK(GetNumLinIters)(mem, &v) == ARK_SUCCESS)
+        s->lin_iters = v;
 }

@@ -93,6 +93,9 @@ int ot__ig_times(const ot__ig *ig, double *tn, double *hlast, double *hcur);
 /* What a difference-quotient Jacobian needs: the current step size and the
  * error weights (into ewt). */
 int ot__ig_dq_inputs(const ot__ig *ig, double *h, N_Vector ewt);
+/* Sets the Krylov solver's preconditioner (OT_LINSOL_GMRES). */
+int ot__ig_set_preconditioner(const ot__ig *ig, CVLsPrecSetupFn setup,
+                              CVLsPrecSolveFn solve);
 /* The counters into *s (final_time untouched); with_ls: the linear
  * solver's too. */
 void ot__ig_stats(const ot__ig *ig, int with_ls, ot_lane_stats *s);

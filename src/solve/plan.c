@@ -212,6 +212,45 @@ static int extra_view(const ot__plan *pl, ot_view v, const char *name, int allow
     return OT_OK;
 }
 
+static const char *linsol_name(int ls)
+{
+    return ls == OT_LINSOL_BAND ? "OT_LINSOL_BAND" : "OT_LINSOL_GMRES";
+}
+
+/* The linear solver: band and GMRES serve implicit methods in lanes mode. */
+static int check_linsol(const ot__plan *pl, const ot__method_info *m)
+{
+    const ot_ode *ode = pl->ode;
+    if (ode->psetup && ode->linsol != OT_LINSOL_GMRES)
+        return ot__fail(OT_ERR_ARG, "preconditioner: set, but the linear solver is not "
+                                    "OT_LINSOL_GMRES (ot_ode_set_linear_solver)");
+    if (ode->linsol == OT_LINSOL_DENSE)
+        return OT_OK;
+    const char *ls = linsol_name(ode->linsol);
+    if (!m->implicit)
+        return ot__fail(OT_ERR_ARG,
+                        "linear_solver: %s, but %s solves no linear systems; it serves "
+                        "OT_BDF, OT_ESDIRK* and OT_IMEX_ARK*",
+                        ls, m->name);
+    if (ode->mode == OT_LOCKSTEP)
+        return ot__fail(OT_ERR_ARG,
+                        "linear_solver: %s runs in OT_LANES mode; lockstep factors its "
+                        "lanes' blocks densely (use OT_LINSOL_DENSE or OT_LANES)",
+                        ls);
+    if (pl->kind == OT__ADJ || (pl->kind == OT__SENS && ode->dfdp))
+        return ot__fail(OT_ERR_ARG,
+                        "linear_solver: %s with %s; they use the dense Jacobian: set "
+                        "OT_LINSOL_DENSE",
+                        ls, pl->kind == OT__ADJ ? "the adjoint" : "dfdp");
+    if (ode->linsol == OT_LINSOL_BAND && (ode->mupper >= pl->n || ode->mlower >= pl->n))
+        return ot__fail(
+            OT_ERR_VALUE,
+            "bandwidths: mupper = %lld, mlower = %lld; each must be < n = %lld "
+            "(ot_ode_set_bandwidths)",
+            (long long)ode->mupper, (long long)ode->mlower, (long long)pl->n);
+    return OT_OK;
+}
+
 /* What a Runge-Kutta method (ARKStep) cannot do, and the IMEX split. */
 static int check_method(const ot__plan *pl, const ot__method_info *m)
 {
@@ -227,8 +266,9 @@ static int check_method(const ot__plan *pl, const ot__method_info *m)
                         "rhs_explicit: set, but %s does not split the rhs; use an "
                         "OT_IMEX_ARK* method or remove it and give the whole rhs",
                         m->name);
-    if (!m->ark)
-        return OT_OK;
+    int st = check_linsol(pl, m);
+    if (st != OT_OK || !m->ark)
+        return st;
     if (pl->kind == OT__SENS || pl->kind == OT__ADJ)
         return ot__fail(
             OT_ERR_ARG, "method: %s has no %s (ARKODE has none); use OT_BDF or OT_ADAMS",

@@ -212,14 +212,30 @@ static int lanes_working(ledger *lg, const ot__plan *pl, uint64_t sens)
     const int bdf = ot__method(ode->method)->implicit; /* a matrix */
     if (mul_over(&nn, n))
         nn = (uint64_t)INT64_MAX; /* dot_over reports it */
+    /* The linear solver: a dense matrix and its copy (2 n^2); a band
+     * matrix and its copy, each with mupper + mlower rows more for the LU
+     * (2 n (mupper + 2 mlower + 1)); GMRES's maxl + 1 Krylov vectors and 4
+     * more (n each) and its Hessenberg matrix. */
+    uint64_t mat_nn = bdf ? 2 : 0, mat_n = 0, mat_1 = 0;
+    if (bdf && ode->linsol == OT_LINSOL_BAND) {
+        mat_nn = 0;
+        mat_n = 2 * ((uint64_t)ode->mupper + 2 * (uint64_t)ode->mlower + 1);
+    } else if (bdf && ode->linsol == OT_LINSOL_GMRES) {
+        const uint64_t maxl = ode->krylov_maxl > 0 ? (uint64_t)ode->krylov_maxl : 5;
+        mat_nn = 0;
+        mat_n = maxl + 5;
+        mat_1 = (maxl + 1) * (maxl + 3) + (uint64_t)ode->pwork;
+    }
     /* per n: CVODE's vectors, the y, y0, yp, ym scratch, the sensitivities'
-     * scratch and CVODES' vectors, df/dp's; the matrix and its copy, the
-     * Jacobian's for sensitivities from derivatives; out and diff
-     * scratch; the parameter buffers; ot_solve's first record */
+     * scratch and CVODES' vectors, df/dp's, the band or Krylov solver's; the
+     * dense matrix and its copy, the Jacobian's for sensitivities from
+     * derivatives; out and diff scratch; the parameter buffers; ot_solve's
+     * first record, the Krylov solver's small arrays and the
+     * preconditioner's work */
     const uint64_t derivs = sens > 0 && ode->dfdp ? 1 : 0; /* J and df/dp scratch */
-    const uint64_t a[] = {vec + 4 + (2 + derivs) * sens + sens * (qmax + 6),
-                          (bdf ? 2 : 0) + derivs, 2, 3,
-                          pl->kind == OT__STEPS ? OT__RECORD_FIRST * (rows + 1) : 0};
+    const uint64_t a[] = {
+        vec + 4 + (2 + derivs) * sens + sens * (qmax + 6) + mat_n, mat_nn + derivs, 2, 3,
+        (pl->kind == OT__STEPS ? OT__RECORD_FIRST * (rows + 1) : 0) + mat_1};
     const uint64_t x[] = {n, nn, rows, np + 1, 1};
     uint64_t doubles, bytes = 16384; /* CVODE's and the worker's structs */
     if (dot_over(&doubles, 5, a, x) || mul_over(&doubles, 8) ||

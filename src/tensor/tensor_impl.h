@@ -55,6 +55,19 @@ static inline ot_view_mut ot__view_mut_compact(double *data, int64_t rows, int64
     return v;
 }
 
+/* [rows, n, 1] over a band matrix's storage: column j at data + j * ldim
+ * (ldim >= rows), so the column stride is ldim, not rows. */
+static inline ot_view_mut ot__view_mut_band(double *data, int64_t rows, int64_t n,
+                                            int64_t ldim)
+{
+    const ot_device cpu = {OT_CPU, 0};
+    ot_view_mut v;
+    v.layout = ot__layout_compact(data, rows, n, 1, cpu);
+    v.layout.strides[1] = (int64_t)sizeof(double) * ldim;
+    v.layout.strides[2] = v.layout.strides[1] * n;
+    return v;
+}
+
 /* [n, n, lanes]: one column-major n x n block per lane (Jacobians). */
 static inline ot_view_mut ot__view_mut_blocks(double *data, int64_t n, int64_t lanes)
 {

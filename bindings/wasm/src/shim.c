@@ -340,6 +340,57 @@ OTW_API int otw_set_max_steps(otw_problem *P, int v)
     return ot_ode_set_max_steps(ode_of(P), v);
 }
 
+OTW_API int otw_set_linear_solver(otw_problem *P, int linsol)
+{
+    return ot_ode_set_linear_solver(ode_of(P), (ot_linsol)linsol);
+}
+
+OTW_API int otw_set_bandwidths(otw_problem *P, int mupper, int mlower)
+{
+    return ot_ode_set_bandwidths(ode_of(P), mupper, mlower);
+}
+
+OTW_API int otw_set_krylov_dim(otw_problem *P, int maxl)
+{
+    return ot_ode_set_krylov_dim(ode_of(P), maxl);
+}
+
+/* The JS preconditioner gets flat [n] arrays (lanes mode: one lane a
+ * call); it recomputes its Jacobian data exactly when jok is 0. */
+static int psetup_tramp(double t, ot_view y, ot_view p, double gamma, int jok, int *jcur,
+                        ot_view_mut work, void *user)
+{
+    otw_problem *P = user;
+    *jcur = !jok;
+    return P->psetup(t, ot_view_col_f64(y, 0, 0),
+                     p.layout.shape[0] ? ot_view_col_f64(p, 0, 0) : NULL, gamma, jok,
+                     work.layout.shape[0] ? ot_view_mut_col_f64(work, 0, 0) : NULL,
+                     lane_of(P), P->user);
+}
+
+static int psolve_tramp(double t, ot_view y, ot_view p, double gamma, ot_view r,
+                        ot_view_mut z, ot_view_mut work, void *user)
+{
+    otw_problem *P = user;
+    return P->psolve(t, ot_view_col_f64(y, 0, 0),
+                     p.layout.shape[0] ? ot_view_col_f64(p, 0, 0) : NULL, gamma,
+                     ot_view_col_f64(r, 0, 0), ot_view_mut_col_f64(z, 0, 0),
+                     work.layout.shape[0] ? ot_view_mut_col_f64(work, 0, 0) : NULL,
+                     lane_of(P), P->user);
+}
+
+OTW_API int otw_set_preconditioner(otw_problem *P, otw_psetup_fn setup,
+                                   otw_psolve_fn solve, int nwork)
+{
+    const int st = ot_ode_set_preconditioner(ode_of(P), setup ? psetup_tramp : NULL,
+                                             solve ? psolve_tramp : NULL, nwork);
+    if (st == OT_OK) {
+        P->psetup = setup;
+        P->psolve = solve;
+    }
+    return st;
+}
+
 OTW_API int otw_set_max_order(otw_problem *P, int v)
 {
     return ot_ode_set_max_order(ode_of(P), v);

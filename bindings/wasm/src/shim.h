@@ -27,6 +27,14 @@ typedef int (*otw_loss_fn)(double t, int i, const double *y, const double *p, do
 /* A loss's integrand for one lane: q [1], dqdy [n], dqdp [np], zeroed. */
 typedef int (*otw_integrand_fn)(double t, const double *y, const double *p, double *q,
                                 double *dqdy, double *dqdp, int lane, void *user);
+/* OT_LINSOL_GMRES's preconditioner, one lane a call: setup prepares work
+ * [nwork] for P ~ I - gamma J (the Jacobian data reused when jok is 1);
+ * solve writes z [n] with P z = r. */
+typedef int (*otw_psetup_fn)(double t, const double *y, const double *p, double gamma,
+                             int jok, double *work, int lane, void *user);
+typedef int (*otw_psolve_fn)(double t, const double *y, const double *p, double gamma,
+                             const double *r, double *z, double *work, int lane,
+                             void *user);
 /* An event handler: y [n] and p [np] of one lane, writable. */
 typedef int (*otw_event_fn)(double t, int root, int lane, double *y, double *p,
                             void *user);
@@ -36,6 +44,8 @@ typedef struct otw_problem {
     otw_eval_fn rhs, rhs_explicit, jac, dfdp, out, root;
     otw_init_fn init;
     otw_event_fn event;
+    otw_psetup_fn psetup;
+    otw_psolve_fn psolve;
     otw_loss_fn loss; /* otw_solve_adjoint's, during that call */
     otw_integrand_fn integrand;
     int nout; /* out's rows (0 without out) */
