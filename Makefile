@@ -26,6 +26,7 @@
 #   make bench-fixed      the fixed cost of one small solve call vs raw CVODE
 #   make bench-sens       forward sensitivities: plain vs DQ vs df/dp, np 1..64
 #   make bench-methods    every method per lane: Lotka-Volterra, Robertson, both modes
+#   make bench-linsol     dense vs band vs GMRES, reaction-diffusion n = 16 .. 1024
 #   make million          1,000,000 Robertson lanes per mode: time, peak RSS, bytes per lane
 #   make bench-wasm       WebAssembly vs native, JS vs C callbacks, odex (npm)
 #   make bench-mpi        MPI strong scaling, imbalance, messages, 64-node projection
@@ -119,7 +120,7 @@ SHARED := $(B)/libodetensor.so
 
 .PHONY: all check demo install uninstall clean lint format help deps deps-check \
         test-c test-headers test-readme test-install test-python test-examples examples bench bench-bin \
-        bench-lockstep bench-checksum bench-fixed bench-sens bench-methods million test-million
+        bench-lockstep bench-checksum bench-fixed bench-sens bench-methods bench-linsol million test-million
 
 all: $(STATIC) $(SHARED) examples
 
@@ -255,7 +256,8 @@ demo: deps
 # sizes that bench/run.sh reads (see its header).
 BENCH_BIN := $(B)/bench/raw_cvode $(B)/bench/ot_robertson $(B)/bench/interleave \
              $(B)/bench/lockstep_vs_lanes $(B)/bench/checksum $(B)/bench/fixed_cost \
-             $(B)/bench/lockstep_sizes $(B)/bench/sens_cost $(B)/bench/methods
+             $(B)/bench/lockstep_sizes $(B)/bench/sens_cost $(B)/bench/methods \
+             $(B)/bench/linsol
 
 bench-bin: $(BENCH_BIN)
 
@@ -292,6 +294,11 @@ bench-fixed: $(B)/bench/fixed_cost
 # lane on Lotka-Volterra and Robertson, both modes, with its accuracy.
 bench-methods: $(B)/bench/methods
 	$(B)/bench/methods $(METHODS_ARGS)
+
+# LINSOL_ARGS: rounds max_n (bench/linsol.c): dense vs band vs GMRES on a
+# reaction-diffusion system, n = 16 .. 1024.
+bench-linsol: $(B)/bench/linsol
+	$(B)/bench/linsol $(LINSOL_ARGS)
 
 # SENS_ARGS: nbatch rounds glv_lanes (bench/sens_cost.c).
 bench-sens: $(B)/bench/sens_cost

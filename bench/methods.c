@@ -2,7 +2,9 @@
  * problem, in lanes mode and lockstep, interleaved round by round (this
  * machine's speed drifts: compare within a run), with the accuracy each
  * reached against a reference solved far tighter.
- * Usage: methods [nbatch=1000] [rounds=3]
+ * Usage: methods [nbatch=1000] [rounds=3] [threads=0: every core]
+ * (`make bench-methods-wasm` runs the same file natively and compiled to
+ * wasm, one thread each.)
  *   Lotka-Volterra, rates +-10 % per lane, 50 outputs over 15 time units,
  *   rtol = atol = 1e-8; reference OT_ERK_VERNER65 at 1e-13.
  *   Robertson, rates +-10 % per lane, 6 outputs to 4e5, rtol 1e-6, atol
@@ -93,6 +95,8 @@ static double spread(int64_t b, int j)
     return 0.9 + 0.2 * fmod(0.6180339887 * (double)(b * 7 + j + 1), 1.0);
 }
 
+static int g_threads;
+
 static ot_solution *solve(const problem *pr, int method, int mode, double rtol,
                           double ascale, int64_t nb, double *seconds)
 {
@@ -101,6 +105,7 @@ static ot_solution *solve(const problem *pr, int method, int mode, double rtol,
         exit(1);
     ot_ode_set_method(ode, (ot_method)method);
     ot_ode_set_mode(ode, (ot_mode)mode);
+    ot_ode_set_threads(ode, g_threads);
     ot_ode_set_jac(ode, pr->jac);
     ot_ode_set_rtol(ode, rtol);
     double atol[3];
@@ -153,6 +158,7 @@ int main(int argc, char **argv)
 {
     const int64_t nb = argc > 1 ? atoll(argv[1]) : 1000;
     const int rounds = argc > 2 ? atoi(argv[2]) : 3;
+    g_threads = argc > 3 ? atoi(argv[3]) : 0;
     static double lv_t[50], rob_t[6] = {0.4, 4, 40, 400, 4e3, 4e5};
     for (int i = 0; i < 50; i++)
         lv_t[i] = 0.3 * (i + 1);
@@ -187,7 +193,8 @@ int main(int argc, char **argv)
     const char *names[] = {"bdf",      "adams",    "bs32",     "dp54",
                            "verner65", "esdirk32", "esdirk43", "esdirk54"};
     enum { NM = 8 };
-    printf("%d lanes, median of %d interleaved rounds\n", (int)nb, rounds);
+    printf("%d lanes, median of %d interleaved rounds, threads %d (0: every core)\n",
+           (int)nb, rounds, g_threads);
     printf("| problem | method | lanes us/lane | lockstep us/lane | steps/lane (lanes, "
            "lockstep) "
            "| rhs/lane (lanes, lockstep) | error (lanes, lockstep) "

@@ -45,7 +45,7 @@ BENCH_WASM_LDFLAGS := $(WASM_OPT) -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=cr
                       -sSINGLE_FILE=1 -sENVIRONMENT=web,worker -sFILESYSTEM=0 \
                       -sALLOW_MEMORY_GROWTH=1
 
-.PHONY: bench-wasm bench-wasm-bin
+.PHONY: bench-wasm bench-wasm-bin bench-methods-wasm
 
 bench-wasm: wasm
 	@command -v npm >/dev/null 2>&1 || sh scripts/deps.sh npm
@@ -126,3 +126,15 @@ $(BENCH_WASM_SPLIT): $(WASM_OBJ) $(WASM_SUN_LIBS)
 $(BENCH_WASM_ODEX): bench/wasm/package.json bench/wasm/package-lock.json
 	cd bench/wasm && npm ci --no-audit --no-fund
 	@touch $@
+
+# Every method per lane natively and in wasm (bench/methods.c compiled both
+# ways, one thread each): `make bench-methods-wasm METHODS_ARGS="1000 3"`.
+BENCH_METHODS_WASM := $(BWB)/methods.js
+$(BENCH_METHODS_WASM): $(WASM_OBJ) $(WB)/obj/bench/methods.o $(WASM_SUN_LIBS)
+	@mkdir -p $(dir $@)
+	$(EM_ENV) $(EMCC) $(WASM_OPT) -sENVIRONMENT=node -sALLOW_MEMORY_GROWTH=1 -sSINGLE_FILE=1 -o $@ \
+	    $(filter %.o,$^) $(WASM_SUN_LIBS) -lm
+
+bench-methods-wasm: $(B)/bench/methods $(BENCH_METHODS_WASM)
+	@echo "native, 1 thread:"; $(B)/bench/methods $(or $(METHODS_ARGS),1000 3) 1
+	@echo "wasm (node), 1 thread:"; node $(BENCH_METHODS_WASM) $(or $(METHODS_ARGS),1000 3) 1

@@ -249,6 +249,7 @@ typedef struct {
     solve_kind kind;
     int threads, roots, out, init, f32, atolvec, senstol;
     int64_t block; /* lockstep blocks (0: one) */
+    int linsol;    /* 0: dense, else an ot_linsol (lanes mode) */
 } solve_case;
 
 static const solve_case SOLVE_CASES[] = {
@@ -294,6 +295,11 @@ static const solve_case SOLVE_CASES[] = {
      1, 0, 0, 0, 0, 2},
     {"lockstep IMEX dense, atol vector", OT_LOCKSTEP, OT_IMEX_ARK32, K_DENSE, 1, 0, 0, 0,
      0, 1, 0, 0},
+    /* the band and Krylov linear solvers */
+    {"lanes BDF band dense, roots", OT_LANES, OT_BDF, K_DENSE, 1, 1, 0, 0, 0, 0, 0, 0,
+     OT_LINSOL_BAND},
+    {"lanes ESDIRK GMRES steps, 2 threads", OT_LANES, OT_ESDIRK43, K_STEPS, 2, 0, 0, 0, 0,
+     0, 0, 0, OT_LINSOL_GMRES},
 };
 #define N_SOLVE_CASES (sizeof SOLVE_CASES / sizeof SOLVE_CASES[0])
 
@@ -342,6 +348,11 @@ static ot_ode *make_ode(const solve_case *c, const solve_inputs *in)
         ck_assert_status(ot_ode_set_rhs_explicit(ode, st_decay_rhs), OT_OK, NULL);
     ck_assert_status(ot_ode_set_threads(ode, c->threads), OT_OK, NULL);
     ck_assert_status(ot_ode_set_lockstep_block(ode, c->block), OT_OK, NULL);
+    if (c->linsol) {
+        ck_assert_status(ot_ode_set_linear_solver(ode, (ot_linsol)c->linsol), OT_OK,
+                         NULL);
+        ck_assert_status(ot_ode_set_bandwidths(ode, 1, 1), OT_OK, NULL);
+    }
     if (c->roots)
         ck_assert_status(ot_ode_set_roots(ode, 1, decay_root), OT_OK, NULL);
     if (c->out)
