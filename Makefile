@@ -41,6 +41,7 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 LIBDIR  ?= $(PREFIX)/lib
 INCDIR  ?= $(PREFIX)/include
+DOCDIR  ?= $(PREFIX)/share/doc/odetensor
 SANITIZE ?= 0
 
 CC  ?= cc
@@ -96,7 +97,7 @@ LIB_SRC := src/core/error.c \
            src/ode/ode_info.c \
            src/solve/solve.c src/solve/solvers.c src/solve/plan.c src/solve/size_limits.c \
            src/solve/solution.c src/solve/output.c src/solve/callback.c src/solve/cv_setup.c \
-           src/solve/advance.c src/solve/integ.c src/solve/events.c src/solve/pool.c src/solve/sens.c src/solve/adjoint.c \
+           src/solve/advance.c src/solve/integ.c src/solve/progress.c src/solve/events.c src/solve/pool.c src/solve/sens.c src/solve/adjoint.c \
            src/lanes/lanes.c src/lanes/worker.c src/lanes/lane.c src/lanes/adjoint.c \
            src/lockstep/loops.c src/lockstep/cpu.c src/lockstep/callbacks.c \
            src/lockstep/lane_vector.c src/lockstep/block_dense.c src/lockstep/adjoint.c \
@@ -237,8 +238,19 @@ test-install: $(STATIC) $(SHARED) test-readme
 	    $$($(STAGE_PC) pkg-config --cflags --libs odetensor) \
 	    -lsundials_cvodes -lsundials_nvecserial -lsundials_sunnonlinsolfixedpoint -lm
 	$(SAN_ENV) LD_LIBRARY_PATH=$(B)/stage/usr/lib $(B)/stage/clash
+	@rm -rf $(B)/prefix $(B)/consumer
+	@$(MAKE) --no-print-directory install PREFIX=$(abspath $(B)/prefix) >/dev/null
+	$(CC) -std=c11 $(WARN) $(SANFLAGS) -o $(B)/prefix/example $(B)/readme/example.c \
+	    $$(PKG_CONFIG_PATH=$(B)/prefix/lib/pkgconfig pkg-config --cflags --libs odetensor)
+	env -u LD_LIBRARY_PATH $(SAN_ENV) $(B)/prefix/example >/dev/null
+	cmake -S tests/install/cmake -B $(B)/consumer -DCMAKE_PREFIX_PATH=$(abspath $(B)/prefix) \
+	    -DAPP_SOURCE=$(abspath $(B)/readme/example.c) -DCMAKE_C_FLAGS="$(SANFLAGS)" >/dev/null
+	cmake --build $(B)/consumer >/dev/null
+	env -u LD_LIBRARY_PATH $(SAN_ENV) $(B)/consumer/app >/dev/null
+	env -u LD_LIBRARY_PATH $(SAN_ENV) $(B)/consumer/app_static >/dev/null
 	@echo "install: headers, libraries and odetensor.pc work from $(B)/stage, shared \
-	and static, beside Debian's own SUNDIALS"
+	and static, beside Debian's own SUNDIALS; from a prefix, the pkg-config line and \
+	find_package(odetensor) build programs that run without LD_LIBRARY_PATH"
 
 test-c: $(B)/tests/check_odetensor
 	$(SAN_ENV) $(B)/tests/check_odetensor
@@ -330,8 +342,14 @@ else
 LIBS_PRIVATE := $(LDLIBS_CORE)
 endif
 
+# The CMake package's static link: -lm -pthread as m;Threads::Threads.
+space := $(subst ,, )
+CMAKE_STATIC_LIBS := $(subst $(space),;,$(strip $(patsubst -l%,%,$(subst -pthread,Threads::Threads,$(LIBS_PRIVATE)))))
+OT_VERSION = $(shell sed -n 's/^\#define OT_VERSION_\(MAJOR\|MINOR\|PATCH\) //p' include/odetensor/status.h | paste -sd.)
+
 install: $(B)/install/libodetensor.a $(SHARED)
-	install -d $(DESTDIR)$(INCDIR)/odetensor $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -d $(DESTDIR)$(INCDIR)/odetensor $(DESTDIR)$(LIBDIR)/pkgconfig \
+	    $(DESTDIR)$(LIBDIR)/cmake/odetensor $(DESTDIR)$(DOCDIR)
 	install -m 644 include/odetensor.h $(DESTDIR)$(INCDIR)/
 	install -m 644 include/odetensor/*.h $(DESTDIR)$(INCDIR)/odetensor/
 	install -m 644 $(B)/install/libodetensor.a $(DESTDIR)$(LIBDIR)/
@@ -339,13 +357,20 @@ install: $(B)/install/libodetensor.a $(SHARED)
 	ln -sf libodetensor.so.0 $(DESTDIR)$(LIBDIR)/libodetensor.so
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
 	    -e 's|@LIBS_PRIVATE@|$(LIBS_PRIVATE)|' \
-	    -e 's|@VERSION@|$(shell sed -n 's/^\#define OT_VERSION_\(MAJOR\|MINOR\|PATCH\) //p' include/odetensor/status.h | paste -sd.)|' \
+	    -e 's|@VERSION@|$(OT_VERSION)|' \
 	    odetensor.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/odetensor.pc
+	sed -e 's|@INCDIR_REL@|$(shell realpath -m --relative-to=$(LIBDIR)/cmake/odetensor $(INCDIR))|' \
+	    -e 's|@STATIC_LIBS@|$(CMAKE_STATIC_LIBS)|' \
+	    cmake/odetensorConfig.cmake.in > $(DESTDIR)$(LIBDIR)/cmake/odetensor/odetensorConfig.cmake
+	sed -e 's|@VERSION@|$(OT_VERSION)|' cmake/odetensorConfigVersion.cmake.in \
+	    > $(DESTDIR)$(LIBDIR)/cmake/odetensor/odetensorConfigVersion.cmake
+	install -m 644 LICENSE THIRD-PARTY-NOTICES.md $(DESTDIR)$(DOCDIR)/
 
 uninstall:
 	rm -rf $(DESTDIR)$(INCDIR)/odetensor $(DESTDIR)$(INCDIR)/odetensor.h
 	rm -f $(DESTDIR)$(LIBDIR)/libodetensor.a $(DESTDIR)$(LIBDIR)/libodetensor.so \
 	      $(DESTDIR)$(LIBDIR)/libodetensor.so.0 $(DESTDIR)$(LIBDIR)/pkgconfig/odetensor.pc
+	rm -rf $(DESTDIR)$(LIBDIR)/cmake/odetensor $(DESTDIR)$(DOCDIR)
 
 FORMAT_FILES = $(wildcard include/*.h include/odetensor/*.h src/*/*.c src/*/*.h tests/*.c examples/*.c \
                           src/cuda/*.cu tests/cuda/* examples/cuda/* \

@@ -41,17 +41,18 @@ static int jac(double t, ot_view y, ot_view p, ot_view_mut J, void *user)
     return 0;
 }
 
-static void progress(int64_t done, int64_t total, void *user)
+static int progress(int64_t done, int64_t total, void *user)
 {
     (void)user;
     if (done % 25 != 0 && done != total)
-        return;
+        return 0;
     const int width = 40, fill = (int)(width * done / total);
     fprintf(stderr, "\r  [%.*s%*s] %4lld/%lld lanes", fill,
             "########################################", width - fill, "", (long long)done,
             (long long)total);
     if (done == total)
         fputc('\n', stderr);
+    return 0; /* nonzero would cancel the solve */
 }
 
 /* A log-x plot of y1 and 1e4*y2 for a few lanes. */

@@ -193,12 +193,13 @@ typedef struct {
     int64_t calls, last_done, last_total;
 } progress_log;
 
-static void log_progress(int64_t done, int64_t total, void *user)
+static int log_progress(int64_t done, int64_t total, void *user)
 {
     progress_log *l = user;
     l->calls++;
     l->last_done = done;
     l->last_total = total;
+    return 0;
 }
 
 START_TEST(a_solve_reports_to_the_progress_hook_it_is_given)
@@ -220,7 +221,7 @@ START_TEST(a_solve_reports_to_the_progress_hook_it_is_given)
     ck_assert_int_eq(own.calls, 0);
     ck_assert_int_eq(given.last_done, NB);
     ck_assert_int_eq(given.last_total, NB);
-    ck_assert_int_eq(given.calls, _i ? 1 : NB);
+    ck_assert_int_eq(given.calls, _i ? 2 : NB); /* lockstep: at each output time */
     /* The same answer as the public entry, bit for bit. */
     ck_assert_status(
         ot_solve_dense(ode, st_mat(y0, 2, NB), st_mat(k, 1, NB), st_vec(t, 2), &b), OT_OK,

@@ -264,13 +264,14 @@ typedef struct {
     int64_t calls, last_done, last_total, lanes;
 } progress_log;
 
-static void log_progress(int64_t done, int64_t total, void *user)
+static int log_progress(int64_t done, int64_t total, void *user)
 {
     progress_log *l = user;
     ck_assert_int_gt(done, l->last_done); /* under the pool's lock, in order */
     l->calls++;
     l->last_done = done;
     l->last_total = total;
+    return 0;
 }
 
 START_TEST(progress_counts_lanes_block_by_block)
@@ -282,7 +283,9 @@ START_TEST(progress_counts_lanes_block_by_block)
     ck_assert_status(ot_ode_set_progress(ode, log_progress, &log), OT_OK, NULL);
     ot_solution *s = NULL;
     ck_assert_status(solve(DENSE, ode, p, 0, NB, &s), OT_OK, NULL);
-    ck_assert_int_eq(log.calls, 5);
+    /* Every block reports as it goes, not only at its end: more calls
+     * than blocks (5). */
+    ck_assert_int_gt(log.calls, 5);
     ck_assert_int_eq(log.last_done, NB);
     ck_assert_int_eq(log.last_total, NB);
     ot_solution_free(s);

@@ -260,7 +260,7 @@ static int64_t progress_done[PL + 4], progress_total[PL + 4];
 static int progress_calls, progress_wrong_user;
 
 /* Runs on worker threads (one call at a time): records, asserts nothing. */
-static void record_progress(int64_t done, int64_t total, void *u)
+static int record_progress(int64_t done, int64_t total, void *u)
 {
     progress_wrong_user += u != &progress_calls;
     if (progress_calls < PL + 4) {
@@ -268,6 +268,7 @@ static void record_progress(int64_t done, int64_t total, void *u)
         progress_total[progress_calls] = total;
     }
     progress_calls++;
+    return 0;
 }
 
 /* Once per lane, done 1..nbatch in order, from two threads; failed lanes
@@ -299,6 +300,154 @@ START_TEST(progress_once_per_lane)
     }
     ot_solution_free(sol);
     ot_ode_free(ode);
+}
+END_TEST
+
+/* ---- Cancel ---------------------------------------------------------------- */
+
+enum { CL = 23 };
+typedef struct {
+    int64_t cancel_at; /* return nonzero once done >= this */
+    int calls, after_cancel, cancelled;
+    int64_t last;
+} cancel_log;
+
+static int cancel_progress(int64_t done, int64_t total, void *u)
+{
+    cancel_log *c = u;
+    ck_assert_int_eq(total, CL);
+    c->calls++;
+    c->after_cancel += c->cancelled;
+    ck_assert_int_gt(done, c->last);
+    c->last = done;
+    c->cancelled = done >= c->cancel_at;
+    return c->cancelled;
+}
+
+/* y' = -k y (st_decay_rhs), k = 0.1 (b + 1), 23 lanes, mode and blocks as
+ * given; outputs at t; the callback cancels once done >= cancel_at. */
+static int solve_cancelled(int lockstep, int64_t block, int steps, int64_t cancel_at,
+                           const double *t, int nt, cancel_log *log, ot_solution **sol)
+{
+    static double k[CL], y0[2] = {1, 2};
+    for (int64_t b = 0; b < CL; b++)
+        k[b] = 0.1 * (double)(b + 1);
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 2, 1, st_decay_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_threads(ode, 2), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_rtol(ode, 1e-8), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_atol(ode, 1e-10), OT_OK, NULL);
+    if (lockstep) {
+        ck_assert_status(ot_ode_set_mode(ode, OT_LOCKSTEP), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_lockstep_block(ode, block), OT_OK, NULL);
+    }
+    memset(log, 0, sizeof *log);
+    log->cancel_at = cancel_at;
+    ck_assert_status(ot_ode_set_progress(ode, cancel_progress, log), OT_OK, NULL);
+    const int st =
+        steps ? ot_solve(ode, st_vec(y0, 2), st_mat(k, 1, CL), t[nt - 1], sol)
+              : ot_solve_dense(ode, st_vec(y0, 2), st_mat(k, 1, CL), st_vec(t, nt), sol);
+    ot_ode_free(ode);
+    return st;
+}
+
+/* Every lane either finished (OK, every output, the analytic values) or
+ * was cancelled (OT_ERR_CANCELLED, fewer outputs, each of them right, NaN
+ * after); returns how many finished. */
+static int64_t check_cancelled(const ot_solution *s, const double *t, int nt, int steps)
+{
+    int64_t finished = 0;
+    for (int64_t b = 0; b < CL; b++) {
+        const double k = 0.1 * (double)(b + 1);
+        const int64_t c = ot_solution_lane_count(s, b);
+        const int st = ot_solution_lane_status(s, b);
+        if (st == OT_OK) {
+            finished++;
+            if (!steps)
+                ck_assert_int_eq(c, nt);
+        } else {
+            ck_assert_int_eq(st, OT_ERR_CANCELLED);
+            ck_assert_msg(
+                strstr(ot_solution_lane_message(s, b), "cancelled by the progress"), "%s",
+                ot_solution_lane_message(s, b));
+            if (!steps)
+                ck_assert_int_lt(c, nt);
+        }
+        const ot_tensor *ts = ot_solution_ts(s);
+        for (int64_t i = 0; i < c; i++) {
+            const double ti = steps ? st_at(ts, i, b, 0) : t[i];
+            ck_assert_double_eq_tol(st_y(s, 1, i, b), st_decay_exact(1, 2, k, ti), 1e-6);
+        }
+        if (!steps && c < nt)
+            ck_assert(isnan(st_y(s, 0, c, b)));
+    }
+    return finished;
+}
+
+/* Lanes mode, two threads: the callback asks to stop at 6 lanes done; no
+ * call after that; the lanes that finished are whole, the others cancelled
+ * with what they had; the call says so. */
+START_TEST(cancel_in_lanes_mode_keeps_what_finished)
+{
+    const double t[3] = {0.5, 1, 2};
+    cancel_log log;
+    ot_solution *s = NULL;
+    ck_assert_status(solve_cancelled(0, 0, 0, 6, t, 3, &log, &s), OT_ERR_CANCELLED,
+                     "cancelled by the progress callback");
+    ck_assert_int_eq(log.after_cancel, 0);
+    ck_assert_int_eq(log.last, 6);
+    const int64_t fin = check_cancelled(s, t, 3, 0);
+    ck_assert_int_ge(fin, 6);
+    ck_assert_int_lt(fin, CL);
+    ot_solution_free(s);
+}
+END_TEST
+
+/* Lockstep, one block of every lane: progress comes at each output time
+ * (23 lanes x 1/4 of the outputs: 5, 11, 17, 23); cancelling at the first
+ * stops the block there: every lane cancelled with one output. */
+START_TEST(cancel_in_lockstep_stops_at_an_output_time)
+{
+    const double t[4] = {0.5, 1, 2, 3};
+    cancel_log log;
+    ot_solution *s = NULL;
+    ck_assert_status(solve_cancelled(1, 0, 0, 1, t, 4, &log, &s), OT_ERR_CANCELLED,
+                     "23 of 23 lanes did not finish");
+    ck_assert_int_eq(log.calls, 1);
+    ck_assert_int_eq(log.last, 5);
+    ck_assert_int_eq(check_cancelled(s, t, 4, 0), 0);
+    for (int64_t b = 0; b < CL; b++)
+        ck_assert_int_eq(ot_solution_lane_count(s, b), 1);
+    ot_solution_free(s);
+    /* Not cancelled: progress at every output, ending at every lane. */
+    ck_assert_status(solve_cancelled(1, 0, 0, CL + 1, t, 4, &log, &s), OT_OK, NULL);
+    ck_assert_int_eq(log.calls, 4);
+    ck_assert_int_eq(log.last, CL);
+    ot_solution_free(s);
+}
+END_TEST
+
+/* Lockstep in blocks of 4 on two threads, and every-step output in both
+ * modes: cancelled lanes keep their steps so far, blocks never started have
+ * none beyond t0. */
+START_TEST(cancel_blocks_and_every_step_output)
+{
+    const double t[4] = {0.5, 1, 2, 3};
+    cancel_log log;
+    ot_solution *s = NULL;
+    ck_assert_status(solve_cancelled(1, 4, 0, 8, t, 4, &log, &s), OT_ERR_CANCELLED, NULL);
+    const int64_t fin = check_cancelled(s, t, 4, 0);
+    ck_assert_int_lt(fin, CL);
+    ck_assert_int_eq(ot_solution_lane_count(s, CL - 1),
+                     0); /* the last block: never run */
+    ot_solution_free(s);
+    for (int lockstep = 0; lockstep < 2; lockstep++) {
+        ck_assert_status(
+            solve_cancelled(lockstep, 0, 1, lockstep ? 1 : 3, t, 4, &log, &s),
+            OT_ERR_CANCELLED, NULL);
+        ck_assert_int_lt(check_cancelled(s, t, 4, 1), CL);
+        ot_solution_free(s);
+    }
 }
 END_TEST
 
@@ -566,6 +715,9 @@ Suite *solve_faults_suite(void)
     tcase_add_loop_test(tc, lanes_fail_alone, 0, 4);
     tcase_add_test(tc, jac_init_out_fail_their_lanes);
     tcase_add_test(tc, progress_once_per_lane);
+    tcase_add_test(tc, cancel_in_lanes_mode_keeps_what_finished);
+    tcase_add_test(tc, cancel_in_lockstep_stops_at_an_output_time);
+    tcase_add_test(tc, cancel_blocks_and_every_step_output);
     suite_add_tcase(s, tc);
     tc = tcase_create("refusals");
     tcase_set_timeout(tc, 60);

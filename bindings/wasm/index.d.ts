@@ -127,6 +127,12 @@ export interface Problem {
   rhsExplicit?: RhsFunction;
   /** The Jacobian of rhs (of its implicit part with IMEX). */
   jac?: JacFunction;
+  /** Progress: done of total lanes (lanes mode: after each lane; lockstep:
+   * as each block reaches its output times). Return true to cancel: running
+   * lanes stop, every lane that did not finish gets status
+   * 'OT_ERR_CANCELLED' with its results so far (the solution comes back, ok
+   * false). A throw cancels too, and the solve throws it. */
+  onProgress?: (done: number, total: number) => boolean | void;
   /** 'gmres's preconditioner, one lane a call: setup prepares P ~ I -
    * gamma J in work [nwork] (recompute your Jacobian data when jok is
    * false); solve writes z with P z = r. */
@@ -230,7 +236,7 @@ export interface LaneStats {
 export type StatusName =
   | 'OT_OK' | 'OT_ERR_ARG' | 'OT_ERR_LAYOUT' | 'OT_ERR_SHAPE' | 'OT_ERR_DTYPE' | 'OT_ERR_DEVICE'
   | 'OT_ERR_READ_ONLY' | 'OT_ERR_VERSION' | 'OT_ERR_OVERFLOW' | 'OT_ERR_NOMEM' | 'OT_ERR_NO_CUDA'
-  | 'OT_ERR_LANES_FAILED' | 'OT_ERR_SOLVER' | 'OT_ERR_CALLBACK' | 'OT_ERR_VALUE' | 'OT_ERR_MPI' | 'OT_ERR_INTERNAL'
+  | 'OT_ERR_LANES_FAILED' | 'OT_ERR_SOLVER' | 'OT_ERR_CALLBACK' | 'OT_ERR_VALUE' | 'OT_ERR_CANCELLED' | 'OT_ERR_MPI' | 'OT_ERR_INTERNAL'
   | 'OT_UNKNOWN_STATUS';
 
 /** A solve's result. Per-lane arrays are JS copies; the tensors live in wasm

@@ -25,6 +25,7 @@ const OT_ERR_DTYPE = -4;
 const OT_ERR_OVERFLOW = -8;
 const OT_ERR_NOMEM = -9;
 const OT_ERR_LANES_FAILED = -11;
+const OT_ERR_CANCELLED = -15;
 const OT_ERR_CALLBACK = -13;
 // wasm32 memory ends at 2 GiB (emscripten's MAXIMUM_MEMORY with growth): no
 // input larger than that can be copied in, and byte counts must fit an int.
@@ -46,7 +47,7 @@ const LINEAR_SOLVERS = Object.freeze({ __proto__: null, dense: 1, band: 2, gmres
 const OPTIONS = ['rtol', 'atol', 'method', 'mode', 't0', 'firstStep', 'maxSteps', 'maxStep', 'lockstepBlock',
   'sensRtol', 'sensAtol', 'sensInitial', 'maxOrder', 'stabilityLimitDetection', 'maxEvents',
   'linearSolver', 'bandwidths', 'krylovDim'];
-const SPEC_KEYS = ['nstates', 'nparams', 'rhs', 'rhsExplicit', 'jac', 'precondition', 'dfdp', 'init', 'out', 'nout', 'roots', 'nroots',
+const SPEC_KEYS = ['nstates', 'nparams', 'rhs', 'rhsExplicit', 'jac', 'precondition', 'onProgress', 'dfdp', 'init', 'out', 'nout', 'roots', 'nroots',
   'rootDirections', 'eventActions', 'onEvent', 'stops', 'starts', 'y0', 'params', 'tEval',
   'finalTime', 'options', 'loss'];
 const DIRECTIONS = Object.freeze({ __proto__: null, falling: -1, both: 0, rising: 1 });
@@ -507,6 +508,7 @@ class OdeTensor {
     const has = (f) => f !== undefined && f !== null;
     const held = [];
     const thrown = { lanes: new Map(), batch: undefined };
+    const progressError = { error: undefined }; // onProgress threw: the solve throws it
     const dims = { n, np, lockstep: false };
     try {
       const cb = (f, name, rows) => this.#callback(f, name, rows, 'idiiiiii', dims, thrown, held);
@@ -540,6 +542,23 @@ class OdeTensor {
       }
       if (has(spec.onEvent)) this.#check(m._otw_set_event_handler(P, this.#handler(spec.onEvent, dims, thrown, held)));
       if (has(spec.precondition)) this.#precondition(P, spec.precondition, dims, thrown, held);
+      if (has(spec.onProgress)) {
+        const f = spec.onProgress;
+        if (typeof f !== 'function')
+          throw this.#error(OT_ERR_ARG, `onProgress: expected a function (done, total) => boolean | void, not ${show(f)}`);
+        // Return true to cancel; a throw cancels too, and the solve then
+        // throws it (its results are freed).
+        const idx = m.addFunction((done, total) => {
+          try {
+            return f(done, total) === true ? 1 : 0;
+          } catch (e) {
+            progressError.error = e;
+            return 1;
+          }
+        }, 'iddi');
+        held.push(() => m.removeFunction(idx));
+        this.#check(m._otw_set_progress(P, idx));
+      }
       if (has(spec.init))
         this.#check(m._otw_set_init(P, this.#callback(spec.init, 'init', n, 'iiiiii', dims, thrown, held)));
       dims.lockstep = this.#options(P, spec.options, n, held);
@@ -607,7 +626,12 @@ class OdeTensor {
         }
       }
       const st = this.#enter(call, lost);
-      if (st !== 0 && st !== OT_ERR_LANES_FAILED) {
+      const made = st === 0 || st === OT_ERR_LANES_FAILED || st === OT_ERR_CANCELLED;
+      if (progressError.error !== undefined) { // it cancelled the solve: its error, not a result
+        if (made) m._otw_solution_free(m.HEAP32[slot >> 2]);
+        throw this.#error(OT_ERR_CANCELLED, `onProgress threw ${describe(progressError.error)}; the solve was cancelled`, progressError.error);
+      }
+      if (!made) {
         const t = thrown.batch ?? thrown.lanes.values().next().value;
         let msg = m.UTF8ToString(m._otw_last_error());
         if (t) msg = `${t.name} threw ${describe(t.error)}; ${msg}`;

@@ -74,9 +74,17 @@ typedef int (*ot_event_fn)(double t, int root, int64_t lane, ot_view_mut y, ot_v
 /* dfdp[n, np, k] = d f_i / d p_j for lane b in block (j, b), i.e. column j
  * of lane b at ot_view_mut_col_f64(dfdp, j, b); arrives zeroed. */
 typedef int (*ot_dfdp_fn)(double t, ot_view y, ot_view p, ot_view_mut dfdp, void *user);
-/* Lanes finished so far out of total; called from worker threads, one call at
- * a time, in increasing order of done. */
-typedef void (*ot_progress_fn)(int64_t done, int64_t total, void *user);
+/* Progress: done of total lanes, called one call at a time (from worker
+ * threads), done increasing. Lanes mode calls it after each lane; lockstep
+ * as each block advances, counting its lanes in proportion to the output
+ * times it reached (ot_solve: to the time it covered; whole lanes, rounded
+ * down); the last call has done = total. Return 0 to go on,
+ * nonzero to cancel: no new lane or block starts, running ones stop at
+ * their next output time or callback, and every lane that did not finish
+ * reports OT_ERR_CANCELLED with its results so far (ot_solution_lane_count
+ * outputs or steps); the call then returns OT_ERR_CANCELLED with the
+ * solution. Not called by the MPI layer. */
+typedef int (*ot_progress_fn)(int64_t done, int64_t total, void *user);
 
 /* The integrator. OT_BDF and OT_ADAMS are CVODE(S)'s variable-order
  * multistep methods and the only ones with forward sensitivities and the

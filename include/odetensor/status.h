@@ -47,6 +47,7 @@ extern "C" {
     X(OT_ERR_SOLVER, -12, "solver failure")                                              \
     X(OT_ERR_CALLBACK, -13, "user callback failed")                                      \
     X(OT_ERR_VALUE, -14, "value out of range (NaN, Inf or negative)")                    \
+    X(OT_ERR_CANCELLED, -15, "cancelled by the progress callback")                       \
     X(OT_ERR_MPI, -20, "MPI communication failed")                                       \
     X(OT_ERR_INTERNAL, -99, "internal error")
 

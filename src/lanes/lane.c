@@ -15,6 +15,7 @@
 #include "solve/dq.h"
 #include "solve/events.h"
 #include "solve/output.h"
+#include "solve/progress.h"
 #include "solve/sens.h"
 #include "tensor/tensor_impl.h"
 
@@ -354,7 +355,7 @@ static void solve_dense(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
         memcpy(w->yp_scratch, w->y_restart, (size_t)w->n * sizeof(double));
         go = take_stop(w, sk, b, k, stops[k], w->yp_scratch) == 0;
     }
-    for (int64_t i = 0; go && i < nt; i++) {
+    for (int64_t i = 0; go && i < nt && !ot__progress_cancelled(pl->prog); i++) {
         const double tout = times[i];
         double tret = tout;
         double *dst = ot__lanes_state_dst(w, sk, i, b);
@@ -435,7 +436,7 @@ static void solve_steps(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
     double t = pl->t0;
     N_VSetArrayPointer(w->ys_scratch, w->y);
     ot__ig_set_stop_time(&w->ig, pl->t_final);
-    while (st == OT_OK && t < pl->t_final) {
+    while (st == OT_OK && t < pl->t_final && !ot__progress_cancelled(pl->prog)) {
         if (w->steps.count > pl->step_limit) {
             /* As CVODE's own max_steps failure: blamed on a callback that
              * kept failing (fail_lane's cause reads cv_msg then). */

@@ -18,6 +18,7 @@
 #include "solve/cv_setup.h"
 #include "solve/integ.h"
 #include "solve/dq.h"
+#include "solve/progress.h"
 #include "solve/sens.h"
 #include "solve/sun_compat.h"
 #include "lanes/worker.h"
@@ -283,6 +284,7 @@ int ot__lanes_worker_new(ot__lanes_worker **out, const ot__plan *pl)
         return ot__fail(OT_ERR_NOMEM, "solve: cannot allocate a worker");
     w->plan = pl;
     w->n = pl->n;
+    w->cb.cancel = pl->prog ? &pl->prog->cancelled : NULL;
     w->steps.width = pl->rows;
     const size_t n = (size_t)pl->n, np = (size_t)pl->np, rows = (size_t)pl->rows;
     /* scratch: ys, y0, yp, ym (n each); out, diff (rows each); for sens, the

@@ -116,6 +116,7 @@ struct ot__lockstep {
     int64_t
         *next; /* per-lane output times: each lane's next output index (owned), or NULL */
     double t_restart;   /* the block's start, or its last restart (an event or a stop) */
+    int64_t reported;   /* progress reported for this block so far (progress.h units) */
     N_Vector y_restart; /* its state then: L->y or L->yout */
 };
 

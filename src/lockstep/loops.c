@@ -17,6 +17,7 @@
 #include "solve/cv_setup.h"
 #include "solve/integ.h"
 #include "solve/events.h"
+#include "solve/progress.h"
 #include "solve/sens.h"
 #include "tensor/tensor_impl.h"
 #include "solve/nv_clone.h"
@@ -29,6 +30,7 @@ void ot__lockstep_init(ot__lockstep *L, const ot__plan *pl,
     memset(L, 0, sizeof *L);
     L->be = be;
     L->plan = pl;
+    L->cb.cancel = pl->prog ? &pl->prog->cancelled : NULL;
     L->n = pl->n;
     L->nbatch = pl->nbatch;
     L->np = pl->np;
@@ -247,6 +249,20 @@ static int take_roots(ot__lockstep *L, const ot__sink *sk, double t, int64_t cou
     return 1;
 }
 
+/* Progress as the block goes: its lanes times the fraction done, frac in
+ * [0, 1] (progress.h): of its output times (dense), of the time span
+ * (every step). */
+static void report(ot__lockstep *L, double frac)
+{
+    const int64_t units = (int64_t)(frac > 0 ? (frac < 1 ? frac : 1.0) *
+                                                   (double)(L->nbatch * OT__PROGRESS_ONE)
+                                             : 0.0);
+    if (units > L->reported) {
+        ot__progress_add(L->plan->prog, units - L->reported);
+        L->reported = units;
+    }
+}
+
 static int all_stopped(const ot__lockstep *L)
 {
     for (int64_t b = 0; b < L->nbatch; b++)
@@ -439,7 +455,8 @@ static void solve_dense(ot__lockstep *L, const ot__sink *sk)
         nts = 0;
     }
     N_Vector y = L->y;
-    for (int64_t i = 0; i < nts && !all_stopped(L); i++) {
+    for (int64_t i = 0; i < nts && !all_stopped(L) && !ot__progress_cancelled(pl->prog);
+         i++) {
         const double tout = times[i];
         int r = 1;
         /* Stops up to and at tout: an output at a stop shows the state after. */
@@ -453,6 +470,7 @@ static void solve_dense(ot__lockstep *L, const ot__sink *sk)
             ot__lockstep_fail_batch(L, sol, OT_ERR_CALLBACK, tout, L->cb.msg);
             break;
         }
+        report(L, (double)(i + 1) / (double)nts);
     }
     free(owned);
     free(ustops);
@@ -498,7 +516,8 @@ static void solve_steps(ot__lockstep *L, const ot__sink *sk)
     else
         advance_counts(L, sol, r->count, t);
     ot__ig_set_stop_time(&L->ig, pl->t_final);
-    while (!all_stopped(L) && t < pl->t_final) {
+    while (!all_stopped(L) && t < pl->t_final && !ot__progress_cancelled(pl->prog)) {
+        report(L, (t - pl->t0) / (pl->t_final - pl->t0));
         if (r->count > pl->step_limit) {
             /* As CVODE's own max_steps failure (and blamed the same way). */
             snprintf(L->cb.cv_msg, sizeof L->cb.cv_msg,
@@ -563,6 +582,9 @@ int ot__lockstep_solve(ot__lockstep *L, const ot__sink *sk, int setup_st,
                        const char *what)
 {
     const ot__plan *pl = L->plan;
+    /* The block's lanes count as done whatever happens to them. */
+    if (setup_st != OT_OK)
+        ot__progress_add(pl->prog, L->nbatch * OT__PROGRESS_ONE - L->reported);
     if (setup_st == OT_ERR_CALLBACK) {
         init_failed(L, sk->sol); /* every lane fails; the call goes on */
         return OT_OK;
@@ -580,7 +602,6 @@ int ot__lockstep_solve(ot__lockstep *L, const ot__sink *sk, int setup_st,
         solve_dense(L, sk);
     if (pl->kind != OT__ADJ) /* the adjoint's are its forward pass's */
         ot__lockstep_batch_stats(L, sk->sol);
-    if (pl->progress)
-        pl->progress(pl->nbatch, pl->nbatch, pl->progress_user);
+    ot__progress_add(pl->prog, L->nbatch * OT__PROGRESS_ONE - L->reported);
     return OT_OK;
 }

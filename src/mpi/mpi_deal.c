@@ -86,12 +86,13 @@ static int serve(dealer *d, int blocking)
 
 /* The root's progress hook: lanes.c calls it after each lane, one call at a
  * time, so requests are answered while the root itself is solving. */
-static void poll_hook(int64_t done, int64_t total, void *user)
+static int poll_hook(int64_t done, int64_t total, void *user)
 {
     (void)done, (void)total;
     dealer *d = user;
     if (d->st == OT_OK)
         d->st = serve(d, 0);
+    return 0; /* the MPI layer never cancels */
 }
 
 /* Solves block k from its packed inputs; keeps the solution. */

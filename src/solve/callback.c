@@ -78,7 +78,13 @@ int ot__cb_nonfinite_at(ot__cb *c, const char *name, const char *target, int64_t
 const char *ot__cb_cause(const ot__cb *c, int *status, const char *what, char *buf,
                          size_t len)
 {
-    if (c->failed && *status == OT_ERR_SOLVER) {
+    if (c->cancel != NULL && __atomic_load_n(c->cancel, __ATOMIC_RELAXED) != 0 &&
+        c->failed != OT__CB_STOPPED &&
+        (*status == OT_ERR_SOLVER || *status == OT_ERR_CALLBACK)) {
+        /* the solver gave up because every callback now returns -1 */
+        *status = OT_ERR_CANCELLED;
+        snprintf(buf, len, "cancelled by the progress callback before the lane finished");
+    } else if (c->failed && *status == OT_ERR_SOLVER) {
         *status = OT_ERR_CALLBACK;
         snprintf(buf, len, "%s%s%s", c->msg, c->cv_msg[0] ? "; then " : "", c->cv_msg);
     } else {

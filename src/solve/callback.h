@@ -36,10 +36,11 @@ typedef enum {
 } ot__cb_kind;
 
 typedef struct {
-    int failed;       /* 0, OT__CB_NOTED or OT__CB_STOPPED */
-    int nan_count;    /* NaN/Inf results so far */
-    char msg[256];    /* the last callback problem */
-    char cv_msg[256]; /* CVODE's last error message */
+    const int *cancel; /* the solve's cancel flag (progress.h), or NULL; kept by reset */
+    int failed;        /* 0, OT__CB_NOTED or OT__CB_STOPPED */
+    int nan_count;     /* NaN/Inf results so far */
+    char msg[256];     /* the last callback problem */
+    char cv_msg[256];  /* CVODE's last error message */
 } ot__cb;
 
 /* A NaN that no arithmetic makes (payload 0xbad): what a lockstep
@@ -63,8 +64,13 @@ static inline int ot__cb_unwritten(double v)
 /* Clears the state for a new lane (lockstep: a new batch). */
 void ot__cb_reset(ot__cb *c);
 
-/* Nonzero once a callback stopped the lane: wrappers return -1 at once. */
-static inline int ot__cb_stopped(const ot__cb *c) { return c->failed == OT__CB_STOPPED; }
+/* Nonzero once a callback stopped the lane, or the progress callback
+ * cancelled the solve: wrappers return -1 at once. */
+static inline int ot__cb_stopped(const ot__cb *c)
+{
+    return c->failed == OT__CB_STOPPED ||
+           (c->cancel != NULL && __atomic_load_n(c->cancel, __ATOMIC_RELAXED) != 0);
+}
 
 /* Records a callback problem (rc < 0: stopped, else noted) and returns rc. */
 int ot__cb_note(ot__cb *c, int rc, const char *fmt, ...) OT_PRINTF_(3, 4);
@@ -123,7 +129,9 @@ static inline int ot__cb_finite(ot__cb *c, const char *name, const char *target,
 /* The cause of a lane's failure with status *status: when CVODE gave up
  * (OT_ERR_SOLVER) after a callback problem, the callback is the cause:
  * *status becomes OT_ERR_CALLBACK and the text "callback problem; then
- * CVODE's message" (cv_msg). Otherwise WHAT. Returns buf. */
+ * CVODE's message" (cv_msg). After a cancel (c->cancel set) the solver's
+ * failure is the cancel's: *status becomes OT_ERR_CANCELLED. Otherwise
+ * WHAT. Returns buf. */
 const char *ot__cb_cause(const ot__cb *c, int *status, const char *what, char *buf,
                          size_t len);
 

@@ -7,14 +7,13 @@
 
 #include "core/alloc.h"
 #include "solve/pool.h"
+#include "solve/progress.h"
 
 typedef struct {
     const ot__plan *plan;
     int64_t units;
     ot__unit_fn fn;
     atomic_llong next; /* the next unit to hand out */
-    pthread_mutex_t progress_lock;
-    int64_t done; /* lanes finished */
 } pool;
 
 typedef struct {
@@ -27,17 +26,14 @@ static void *run_thread(void *arg)
     job *jb = arg;
     pool *p = jb->pool;
     const ot__plan *pl = p->plan;
-    for (;;) {
+    /* After a cancel no unit starts (solve.c marks their lanes). */
+    while (!ot__progress_cancelled(pl->prog)) {
         const int64_t u = atomic_fetch_add(&p->next, 1);
         if (u >= p->units)
             break;
         const int64_t lanes = p->fn(jb->state, u);
-        if (pl->progress) {
-            pthread_mutex_lock(&p->progress_lock);
-            p->done += lanes;
-            pl->progress(p->done, pl->nbatch, pl->progress_user);
-            pthread_mutex_unlock(&p->progress_lock);
-        }
+        if (lanes > 0)
+            ot__progress_add(pl->prog, lanes * OT__PROGRESS_ONE);
     }
     return NULL;
 }
@@ -50,8 +46,7 @@ void ot__pool_run(const ot__plan *pl, int nthreads, int64_t units, void *const *
     p.units = units;
     p.fn = fn;
     atomic_init(&p.next, 0);
-    p.done = 0;
-    pthread_mutex_init(&p.progress_lock, NULL);
+
     /* Thread 0 is this thread. Without memory for the others' bookkeeping
      * this thread solves every unit alone. */
     job *jobs = nthreads > 1 ? OT__CALLOC((size_t)nthreads, sizeof *jobs) : NULL;
@@ -68,7 +63,6 @@ void ot__pool_run(const ot__plan *pl, int nthreads, int64_t units, void *const *
     run_thread(&self);
     for (int i = 0; i < started; i++)
         pthread_join(tids[i], NULL);
-    pthread_mutex_destroy(&p.progress_lock);
     free(jobs);
     free(tids);
 }

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "solve/adjoint.h"
 #include "solve/solve.h"
+#include "solve/progress.h"
 #include "solve/events.h"
 #include "solve/size_limits.h"
 #include "solve/solve_api.h"
@@ -136,9 +137,40 @@ static int lanes_status(const ot_solution *sol)
     return OT_OK;
 }
 
+/* After a cancel: every lane that ended neither failed, nor at a root, nor
+ * at its last output time (steps: the final time) was stopped by it. */
+static int mark_cancelled(const ot__plan *pl, ot_solution *sol)
+{
+    int64_t n = 0;
+    for (int64_t b = 0; b < pl->nbatch; b++) {
+        n += sol->status[b] == OT_ERR_CANCELLED; /* stopped inside the solver */
+        if (sol->status[b] != OT_OK || (sol->root_index && sol->root_index[b] >= 0))
+            continue;
+        const int done =
+            pl->kind == OT__STEPS
+                ? sol->count[b] > 0 && sol->stats[b].final_time >= pl->t_final
+                : sol->count[b] >= ot__plan_nt(pl, b);
+        if (done)
+            continue;
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "cancelled by the progress callback with %lld %s of the lane's done",
+                 (long long)sol->count[b], pl->kind == OT__STEPS ? "steps" : "outputs");
+        ot__solution_fail_lane(sol, b, OT_ERR_CANCELLED, msg);
+        n++;
+    }
+    if (n == 0) /* cancelled when every lane had finished: nothing was */
+        return lanes_status(sol);
+    return ot__fail(
+        OT_ERR_CANCELLED,
+        "solve: cancelled by the progress callback; %lld of %lld lanes did not "
+        "finish (OT_ERR_CANCELLED, their results so far kept)",
+        (long long)n, (long long)pl->nbatch);
+}
+
 /* Runs a planned request. Ownership: *out is the caller's, set whenever
- * the status is OT_OK or OT_ERR_LANES_FAILED. */
-static int run_plan(const ot__plan *pl, ot_solution **out)
+ * the status is OT_OK, OT_ERR_LANES_FAILED or OT_ERR_CANCELLED. */
+static int run_plan_with(const ot__plan *pl, ot_solution **out)
 {
     const int64_t nrec =
         pl->kind != OT__STEPS ? 0 : (pl->nbatch + pl->block - 1) / pl->block;
@@ -183,7 +215,20 @@ static int run_plan(const ot__plan *pl, ot_solution **out)
         return st;
     }
     *out = sol;
+    if (ot__progress_cancelled(pl->prog))
+        return mark_cancelled(pl, sol);
     return lanes_status(sol);
+}
+
+static int run_plan(ot__plan *pl, ot_solution **out)
+{
+    ot__progress_state prog;
+    ot__progress_init(&prog, pl->progress, pl->progress_user, pl->nbatch);
+    pl->prog = &prog;
+    const int st = run_plan_with(pl, out);
+    pl->prog = NULL;
+    ot__progress_destroy(&prog);
+    return st;
 }
 
 static int solve(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,

@@ -41,6 +41,8 @@ typedef struct {
     int64_t step_limit;      /* steps: total steps allowed per lane */
     ot_progress_fn progress; /* the problem's, unless the caller replaced it */
     void *progress_user;
+    struct ot__progress_state
+        *prog;           /* during the run: progress and cancel (progress.h) */
     ot_tensor *owned[3]; /* f32 conversions of y0, params, t_eval */
     ot_loss loss;        /* OT__ADJ: the checked loss (solve/adjoint.h) */
 } ot__plan;

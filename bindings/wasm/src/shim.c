@@ -22,6 +22,7 @@
  * A NULL problem goes on to the library as a NULL ot_ode, whose message
  * ("ot_ode_set_rtol: ode is NULL") becomes the status's message. */
 #include "shim.h"
+#include "solve/solve.h" /* ot__lockstep_auto_block */
 
 /* ---- Views as flat arrays ---------------------------------------------- */
 
@@ -156,13 +157,34 @@ static int event_tramp(double t, int root, int64_t lane, ot_view_mut y, ot_view_
                     p.layout.shape[0] > 0 ? ot_view_mut_col_f64(p, 0, 0) : NULL, P->user);
 }
 
-/* Called after each lane (lanes mode) or block of lanes (lockstep in
- * blocks); with one thread they finish in order, so the next lane to be
- * solved, or the next block's first lane, is the number done. */
-static void on_progress(int64_t done, int64_t total, void *user)
+/* Called after each lane (lanes mode), and in lockstep as each block
+ * advances (done rounded down to whole lanes); with one thread lanes and
+ * blocks run in order, so the next lane to be solved is done, and the
+ * running block's first lane is done rounded down to a whole block. Then
+ * JS's onProgress, whose nonzero return cancels the solve. */
+static int on_progress(int64_t done, int64_t total, void *user)
 {
-    (void)total;
-    ((otw_problem *)user)->lane = (int)done;
+    otw_problem *P = user;
+    P->lane = P->lockstep && P->block > 0 ? (int)(done - done % P->block) : (int)done;
+    return P->progress ? P->progress((double)done, (double)total, P->user) : 0;
+}
+
+OTW_API int otw_set_progress(otw_problem *P, otw_progress_fn fn)
+{
+    if (P == NULL)
+        return ot_ode_set_progress(NULL, NULL, NULL); /* sets the message */
+    P->progress = fn;
+    return OT_OK;
+}
+
+/* The block a lockstep solve of nbatch lanes will use (plan.c's rule). */
+void otw__start_lanes(otw_problem *P, int64_t nbatch)
+{
+    P->lane = 0;
+    const int64_t set = P->block_set;
+    P->block = (int)(set > 0 ? set : ot__lockstep_auto_block(ot_ode_nstates(P->ode)));
+    if (P->block > nbatch)
+        P->block = (int)nbatch;
 }
 
 /* ---- Status and memory -------------------------------------------------- */
@@ -408,7 +430,10 @@ OTW_API int otw_set_stability_limit_detection(otw_problem *P, int on)
 
 OTW_API int otw_set_lockstep_block(otw_problem *P, int v)
 {
-    return ot_ode_set_lockstep_block(ode_of(P), v);
+    const int st = ot_ode_set_lockstep_block(ode_of(P), v);
+    if (st == OT_OK)
+        P->block_set = v;
+    return st;
 }
 
 OTW_API int otw_set_sens_tolerances(otw_problem *P, double rtol, double atol)

@@ -35,6 +35,8 @@ typedef int (*otw_psetup_fn)(double t, const double *y, const double *p, double 
 typedef int (*otw_psolve_fn)(double t, const double *y, const double *p, double gamma,
                              const double *r, double *z, double *work, int lane,
                              void *user);
+/* Progress: done of total lanes; nonzero cancels the solve. */
+typedef int (*otw_progress_fn)(double done, double total, void *user);
 /* An event handler: y [n] and p [np] of one lane, writable. */
 typedef int (*otw_event_fn)(double t, int root, int lane, double *y, double *p,
                             void *user);
@@ -53,7 +55,14 @@ typedef struct otw_problem {
     int lockstep;
     int t_cols; /* t_eval's columns: > 1 per-lane times [nt, t_cols] (otw_set_t_cols) */
     int lane;   /* lanes mode: the lane being solved (lanes run in order) */
+    int block;  /* lockstep: the lanes of a block (set when a solve starts) */
+    int block_set;            /* lockstepBlock as set (0: chosen from n) */
+    otw_progress_fn progress; /* JS onProgress, or NULL */
 } otw_problem;
+
+/* Resets the lane index and works out the lockstep block for a solve of
+ * nbatch lanes (shim.c). */
+void otw__start_lanes(otw_problem *P, int64_t nbatch);
 
 /* The problem's ot_ode, or NULL (the library then fails with its message). */
 static inline ot_ode *ode_of(const otw_problem *P) { return P ? P->ode : NULL; }

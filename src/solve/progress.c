@@ -1,0 +1,33 @@
+/* Progress and cancellation of one solve (progress.h). */
+#include "solve/progress.h"
+
+void ot__progress_init(ot__progress_state *ps, ot_progress_fn fn, void *user,
+                       int64_t total)
+{
+    ps->fn = fn;
+    ps->user = user;
+    ps->total = total;
+    ps->done = 0;
+    ps->reported = 0;
+    ps->cancelled = 0;
+    pthread_mutex_init(&ps->lock, NULL);
+}
+
+void ot__progress_destroy(ot__progress_state *ps) { pthread_mutex_destroy(&ps->lock); }
+
+int ot__progress_add(ot__progress_state *ps, int64_t units)
+{
+    if (ps == NULL || ps->fn == NULL)
+        return 0;
+    pthread_mutex_lock(&ps->lock);
+    ps->done += units;
+    const int64_t whole = ps->done / OT__PROGRESS_ONE;
+    /* Once cancelled, no more calls: the caller asked to stop. */
+    if (whole > ps->reported && !ot__progress_cancelled(ps)) {
+        ps->reported = whole;
+        if (ps->fn(whole, ps->total, ps->user) != 0)
+            __atomic_store_n(&ps->cancelled, 1, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&ps->lock);
+    return ot__progress_cancelled(ps);
+}
