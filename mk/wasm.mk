@@ -37,10 +37,17 @@ WASM_LDFLAGS := $(WASM_OPT) -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createOd
                 -sEXPORTED_RUNTIME_METHODS=addFunction,removeFunction,UTF8ToString,stackSave,stackRestore
 WASM_TESTS := $(wildcard $(WASM_PKG)/test/*.test.mjs $(WASM_PKG)/test/*.test.cjs)
 
-.PHONY: wasm wasm-deps test-wasm wasm-demo wasm-browser-deps test-wasm-browser
+.PHONY: wasm wasm-deps test-wasm wasm-demo wasm-browser-deps test-wasm-browser test-wasm-pack
+
+# The package ships odetensor's licence and the notices of what its wasm
+# embeds (SUNDIALS, Emscripten's runtime and musl), copied in at build time.
+WASM_NOTICES := $(WASM_PKG)/LICENSE $(WASM_PKG)/THIRD-PARTY-NOTICES.md
 
 wasm: wasm-deps
-	@$(MAKE) --no-print-directory $(WASM_OUT)
+	@$(MAKE) --no-print-directory $(WASM_OUT) $(WASM_NOTICES)
+
+$(WASM_NOTICES): $(WASM_PKG)/%: %
+	cp $< $@
 
 wasm-deps:
 	@sh scripts/deps.sh wasm
@@ -102,3 +109,27 @@ $(WASM_NPM_STAMP): $(WASM_PKG)/package.json $(WASM_PKG)/package-lock.json
 # the canvas change; screenshot in build/wasm-demo.png.
 test-wasm-browser: wasm wasm-browser-deps $(WASM_NPM_STAMP)
 	$(NODE) --test --test-reporter=spec $(wildcard $(WASM_PKG)/test-browser/*.test.mjs)
+
+# The npm package as a user gets it: npm pack, the tarball's files checked
+# (licence and notices included), installed into a scratch project
+# (tests/js-pack/), imported from ESM and CommonJS, its worker used, and its
+# types checked by tsc (pinned in package-lock.json).
+WASM_PACK := $(B)/wasm-pack
+WASM_PACK_FILES := LICENSE THIRD-PARTY-NOTICES.md package.json index.mjs index.cjs index.d.ts \
+                   index.d.cts callbacks.mjs solution.mjs worker.mjs worker_main.mjs worker.d.ts \
+                   dist/odetensor.mjs
+test-wasm-pack: wasm $(WASM_NPM_STAMP)
+	@rm -rf $(WASM_PACK) && mkdir -p $(WASM_PACK)/consumer
+	cd $(WASM_PKG) && npm pack --silent --pack-destination $(abspath $(WASM_PACK)) >/dev/null
+	tar -tzf $(WASM_PACK)/odetensor-*.tgz | sed 's|^package/||' | sort > $(WASM_PACK)/files.txt
+	@for f in $(WASM_PACK_FILES); do grep -qx "$$f" $(WASM_PACK)/files.txt || \
+	    { echo "npm pack: $$f is missing"; exit 1; }; done
+	@! grep -q '^test/\|^src/\|^demo/\|node_modules' $(WASM_PACK)/files.txt || \
+	    { echo "npm pack: ships tests or sources"; exit 1; }
+	cp tests/js-pack/* $(WASM_PACK)/consumer/
+	cd $(WASM_PACK)/consumer && npm install --no-audit --no-fund --loglevel=error \
+	    $(abspath $(WASM_PACK))/odetensor-*.tgz
+	cd $(WASM_PACK)/consumer && $(NODE) esm.mjs && $(NODE) cjs.cjs
+	cd $(WASM_PACK)/consumer && $(NODE) $(abspath $(WASM_PKG))/node_modules/typescript/bin/tsc \
+	    -p tsconfig.json
+	@echo "npm pack: installed from the tarball, ESM, CommonJS, worker and types all work"

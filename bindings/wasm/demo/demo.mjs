@@ -1,11 +1,13 @@
-// The demo page's logic: read the sliders, solve all lanes with odetensor,
-// plot them, show the numbers, dispose the solution. Re-solves on every input
-// event (at most once per animation frame).
+// The demo page's logic: read the sliders, solve all lanes with odetensor in
+// a Worker (odetensor/worker), plot them, show the numbers. The page's thread
+// only sends inputs and draws, so the sliders stay responsive at 1,000 lanes;
+// while a solve runs, moves are coalesced into one solve of the latest
+// settings.
 //
 // For tests: document.body.dataset.ready is 'true' once the first plot is
 // drawn, and dataset.solves counts the solves shown so far.
-import { load } from '../index.mjs';
-import { solveSir, summarize } from './sir.mjs';
+import { createSolverWorker } from '../worker.mjs';
+import { sirInputs, summarize } from './sir.mjs';
 import { plotLanes } from './plot.mjs';
 
 const $ = (id) => document.getElementById(id);
@@ -49,34 +51,27 @@ function r0Range(params) {
   return { mean: sum / nb, min, max };
 }
 
-function render(ot) {
-  const s = settings();
-  const { sol, params, ms } = solveSir(ot, s);
-  try {
-    plotLanes($('plot'), sol.ys.data, sol.ys.shape);
-    const sum = summarize(sol);
-    showRange('r0', r0Range(params), (v) => num(v, 2));
-    showRange('peak', sum.peak, pct);
-    showRange('day', sum.peakDay, (v) => num(v, 1));
-    showRange('final', sum.finalR, pct);
-    $('solve-ms').textContent = `${ms.toFixed(1)} ms`;
-    $('steps').textContent = num(sum.steps / sum.lanes, 1);
-    $('rhs-evals').textContent = int(sum.rhsEvals);
-    $('failed').textContent = `${sum.failed} of ${sum.lanes}`;
-    if (!sol.ok) {
-      const b = sol.statusCode.findIndex((c) => c !== 0);
-      $('error').textContent = `lane ${b}: ${sol.status[b]} ${sol.message[b]}`;
-    } else {
-      $('error').textContent = '';
-    }
-  } finally {
-    sol.dispose();
+function show(s, sol, params, ms) {
+  plotLanes($('plot'), sol.ys.data, sol.ys.shape);
+  const sum = summarize(sol);
+  showRange('r0', r0Range(params), (v) => num(v, 2));
+  showRange('peak', sum.peak, pct);
+  showRange('day', sum.peakDay, (v) => num(v, 1));
+  showRange('final', sum.finalR, pct);
+  $('solve-ms').textContent = `${ms.toFixed(1)} ms`;
+  $('steps').textContent = num(sum.steps / sum.lanes, 1);
+  $('rhs-evals').textContent = int(sum.rhsEvals);
+  $('failed').textContent = `${sum.failed} of ${sum.lanes}`;
+  if (!sol.ok) {
+    const b = sol.statusCode.findIndex((c) => c !== 0);
+    $('error').textContent = `lane ${b}: ${sol.status[b]} ${sol.message[b]}`;
+  } else {
+    $('error').textContent = '';
   }
   const body = document.body.dataset;
   body.solves = String(Number(body.solves || 0) + 1);
   body.ready = 'true';
-  $('status').textContent = `odetensor ${ot.version} · wasm memory ${(ot.heapSize() / 2 ** 20).toFixed(0)} MiB`
-    + ` · ${s.lanes} lanes × ${s.days + 1} output times`;
+  $('status').textContent = `odetensor in a Worker · ${s.lanes} lanes × ${s.days + 1} output times`;
 }
 
 function showError(e) {
@@ -87,19 +82,27 @@ function showError(e) {
 async function main() {
   if (location.protocol === 'file:')
     throw new Error('serve this page over http (make wasm-demo); browsers do not load modules from file://');
-  const ot = await load();
-  let pending = false;
-  const schedule = () => {
-    if (pending) return;
-    pending = true;
-    requestAnimationFrame(() => {
-      pending = false;
-      try { render(ot); } catch (e) { showError(e); }
-    });
+  const worker = await createSolverWorker(new URL('./sir.mjs', import.meta.url));
+  let running = false, again = false;
+  const solve = async () => {
+    if (running) { again = true; return; } // one solve at a time; the latest settings next
+    running = true;
+    try {
+      do {
+        again = false;
+        const s = settings(), inputs = sirInputs(s), t = performance.now();
+        const sol = await worker.solveDense(inputs);
+        show(s, sol, inputs.params, performance.now() - t); // then the latest settings, if they moved
+      } while (again);
+    } catch (e) {
+      showError(e);
+    } finally {
+      running = false;
+    }
   };
-  for (const id of [...Object.keys(SLIDERS), 'mode']) $(id).addEventListener('input', schedule);
-  window.addEventListener('resize', schedule);
-  render(ot);
+  for (const id of [...Object.keys(SLIDERS), 'mode']) $(id).addEventListener('input', solve);
+  window.addEventListener('resize', solve);
+  await solve();
 }
 
 main().catch(showError);

@@ -58,24 +58,18 @@ export function dailyTimes(days) {
   return Float64Array.from({ length: days + 1 }, (_, i) => i);
 }
 
-/**
- * Solves every lane with odetensor. settings: {beta, gamma, spread, lanes,
- * days, infected0, mode}. Returns {sol, params, ms}; the caller reads
- * sol.ys (3 x nt x lanes) and then disposes sol.
- */
-export function solveSir(ot, s) {
-  const params = laneParams(s.beta, s.gamma, s.spread, s.lanes);
+/** The model for a worker (odetensor/worker loads this module there). */
+export default { nstates: 3, nparams: 2, rhs: sirRhs, jac: sirJac };
+
+/** The inputs of every lane's solve for the settings (worker or not). */
+export function sirInputs(s) {
   const i0 = s.infected0;
-  const t = performance.now();
-  const sol = ot.solveDense({
-    nstates: 3, nparams: 2,
-    rhs: sirRhs, jac: sirJac,
+  return {
     y0: [1 - i0, i0, 0],
-    params,
+    params: laneParams(s.beta, s.gamma, s.spread, s.lanes),
     tEval: dailyTimes(s.days),
     options: { method: 'bdf', mode: s.mode, rtol: 1e-6, atol: 1e-9 },
-  });
-  return { sol, params, ms: performance.now() - t };
+  };
 }
 
 function range(v) {

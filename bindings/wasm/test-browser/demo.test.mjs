@@ -139,6 +139,26 @@ test('demo page solves, plots and re-solves when a slider moves', async () => {
     const lockstep = await readNumbers(page);
     assert.ok(Math.abs(parseFloat(lockstep['peak-mean']) - peak) <= 0.1, lockstep['peak-mean']);
     assert.equal(lockstep.failed, '0 of 100');
+
+    // 1,000 lanes in lanes mode, solved in the page's Worker: the page keeps
+    // drawing frames while the solve runs (counted, not timed).
+    await page.selectOption('#mode', 'lanes');
+    await page.waitForFunction((n) => Number(document.body.dataset.solves) > n, solves + 1, { timeout: 10000 });
+    const frames = await page.evaluate(() => new Promise((resolve) => {
+      const start = Number(document.body.dataset.solves);
+      let n = 0, counting = true;
+      const tick = () => { if (counting) { n++; requestAnimationFrame(tick); } };
+      requestAnimationFrame(tick);
+      const lanes = document.getElementById('lanes');
+      lanes.value = '1000';
+      lanes.dispatchEvent(new Event('input', { bubbles: true }));
+      const wait = () => {
+        if (Number(document.body.dataset.solves) > start) { counting = false; resolve(n); } else setTimeout(wait, 1);
+      };
+      wait();
+    }));
+    assert.equal((await readNumbers(page)).failed, '0 of 1000');
+    assert.ok(frames > 1, `${frames} frames drawn during the 1,000-lane solve`);
     assert.deepEqual(problems, []);
   } finally {
     await context.close();
