@@ -305,6 +305,26 @@ START_TEST(absent_view)
 }
 END_TEST
 
+/* ot_view_f64 is ot_view_make's host f64 compact case: the same layout,
+ * the same refusals. */
+START_TEST(view_f64_is_view_make_for_host_doubles)
+{
+    const double d[6] = {1, 2, 3, 4, 5, 6};
+    ot_view a, b;
+    const int64_t shape[2] = {3, 2}, three = 3;
+    ck_assert_status(ot_view_f64(&a, d, 3, 2), OT_OK, NULL);
+    ck_assert_status(ot_view_make(&b, d, OT_F64, CPU, 2, shape, NULL), OT_OK, NULL);
+    ck_assert(memcmp(&a.layout, &b.layout, sizeof a.layout) == 0);
+    ck_assert_double_eq(ot_view_col_f64(a, 1, 0)[2], 6);
+    ck_assert_status(ot_view_f64(&a, d, 3, 0), OT_OK, NULL);
+    ck_assert_status(ot_view_make(&b, d, OT_F64, CPU, 1, &three, NULL), OT_OK, NULL);
+    ck_assert(memcmp(&a.layout, &b.layout, sizeof a.layout) == 0);
+    ck_assert_status(ot_view_f64(&a, d, -1, 2), OT_ERR_SHAPE, "view: shape[0] is -1");
+    ck_assert_status(ot_view_f64(&a, NULL, 3, 0), OT_ERR_ARG, "view: data is NULL");
+    ck_assert_status(ot_view_f64(NULL, d, 3, 0), OT_ERR_ARG, "ot_view_f64: out is NULL");
+}
+END_TEST
+
 /* ---- Broadcast ----------------------------------------------------------- */
 
 START_TEST(lanes_and_broadcast)
@@ -599,6 +619,7 @@ Suite *tensor_suite(void)
     tc = tcase_create("access");
     tcase_add_test(tc, element_and_column_access);
     tcase_add_test(tc, absent_view);
+    tcase_add_test(tc, view_f64_is_view_make_for_host_doubles);
     tcase_add_test(tc, lanes_and_broadcast);
     suite_add_tcase(s, tc);
     tc = tcase_create("owned");

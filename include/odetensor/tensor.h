@@ -92,6 +92,11 @@ OT_API int ot_view_is_absent(ot_view v);
 OT_API int ot_view_make(ot_view *out, const void *data, ot_dtype dtype, ot_device device,
                         int ndim, const int64_t *shape, const int64_t *strides);
 
+/* The common case of ot_view_make: a compact f64 view of host memory,
+ * [rows] when cols is 0, else [rows, cols] (y0 [n, nbatch], params
+ * [np, nbatch], t_eval [nt]). @return as ot_view_make (rows and cols >= 0). */
+OT_API int ot_view_f64(ot_view *out, const double *data, int64_t rows, int64_t cols);
+
 /* As ot_view_make, for a writable view. */
 OT_API int ot_view_mut_make(ot_view_mut *out, void *data, ot_dtype dtype,
                             ot_device device, int ndim, const int64_t *shape,

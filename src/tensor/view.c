@@ -28,6 +28,16 @@ int ot_view_make(ot_view *out, const void *data, ot_dtype dtype, ot_device devic
                             shape, strides, "view");
 }
 
+int ot_view_f64(ot_view *out, const double *data, int64_t rows, int64_t cols)
+{
+    if (out == NULL)
+        return ot__fail(OT_ERR_ARG, "ot_view_f64: out is NULL");
+    const ot_device cpu = {OT_CPU, 0};
+    const int64_t shape[2] = {rows, cols};
+    return ot__layout_build(&out->layout, (void *)(uintptr_t)data, OT_F64, cpu,
+                            cols == 0 ? 1 : 2, shape, NULL, "view");
+}
+
 int ot_view_mut_make(ot_view_mut *out, void *data, ot_dtype dtype, ot_device device,
                      int ndim, const int64_t *shape, const int64_t *strides)
 {
