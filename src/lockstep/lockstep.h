@@ -1,5 +1,6 @@
-/* Private: lockstep mode, one CVODE(S) over all lanes. The backend-neutral
- * loops (loops.c) drive a backend (cpu.c, or src/cuda/) through
+/* Private: lockstep mode, one integrator over a block of lanes. The
+ * backend-neutral setup (setup.c) and loops (loops.c) drive a backend
+ * (cpu.c, or src/cuda/) through
  * ot__lockstep_backend; the CPU backend's callbacks are in callbacks.c, its
  * per-lane norm in lane_vector.c, its block LU in block_dense.c. */
 #ifndef OT_SRC_LOCKSTEP_LOCKSTEP_H
@@ -160,7 +161,7 @@ SUNLinearSolver ot__lockstep_block_solver_new(sunindextype n, sunindextype nbatc
 /* The CPU backend's CVODE callbacks (callbacks.c). */
 extern const ot__lockstep_callbacks ot__lockstep_cpu_callbacks;
 
-/* ---- Backend-neutral (loops.c) ------------------------------------------- */
+/* ---- Backend-neutral setup (setup.c) ------------------------------------- */
 
 /* Fills L's sizes and backend for plan (everything else zero). */
 void ot__lockstep_init(ot__lockstep *L, const ot__plan *plan,
@@ -173,6 +174,9 @@ int ot__lockstep_finish_setup(ot__lockstep *L);
 /* Frees the CVODE(S) objects, vectors, context and the host lane arrays
  * (stopped, rootsfound); the backend frees its own scratch. */
 void ot__lockstep_free_common(ot__lockstep *L);
+
+/* ---- Backend-neutral loops (loops.c) ------------------------------------- */
+
 /* Every running lane fails with status: the batch stopped at t; what: the
  * cause (a callback that made CVODE give up takes its place). */
 void ot__lockstep_fail_batch(ot__lockstep *L, ot_solution *sol, int status, double t,
