@@ -1,6 +1,6 @@
 // Values crossing into and out of JS callbacks, for index.mjs: the error
-// class, messages about values, the views and copies callbacks get, and
-// their return codes.
+// class, messages about values, the views and copies callbacks get, their
+// return codes, and the wasm table entries that wrap each kind of callback.
 
 export const INT_MAX = 2147483647;
 
@@ -112,4 +112,171 @@ export function returnCode(r, name, out) {
     throw new TypeError(`${name} returned a Promise; callbacks must be synchronous`);
   }
   throw new TypeError(`${name} returned ${show(r)}; write the results into the output array in place and return nothing or a number`);
+}
+
+// ---- Callbacks as wasm table entries ---------------------------------------
+// Each is removed again by `held` when its solve is over. A callback that
+// throws fails its lane, or in lockstep (batch) the whole block, and is kept
+// under its name for the message; the solver gets -1.
+
+function tableEntry(m, fn, sig, held) {
+  const idx = m.addFunction(fn, sig);
+  held.push(() => m.removeFunction(idx));
+  return idx;
+}
+
+// dims: { lockstep } read at each failure (the mode is set after the
+// entries are made), or null for callbacks that fail their lane in either.
+function failer(thrown, dims) {
+  return (name, lane, error) => {
+    if (dims?.lockstep) thrown.batch ??= { name, error };
+    else if (!thrown.lanes.has(lane)) thrown.lanes.set(lane, { name, error });
+    return -1;
+  };
+}
+
+// A solve nested in a callback can grow wasm memory, which detaches the
+// views the callback wrote into: what it wrote is then lost.
+function checkNotGrown(m, b, name, nestedIn = 'it', lost = 'results') {
+  if (m.HEAPF64.buffer !== b)
+    throw new Error(`${name}: wasm memory grew during the call (a solve nested in ${nestedIn}?); its ${lost} were lost`);
+}
+
+const f64 = (b, ptr, len) => new Float64Array(b, ptr, ptr ? len : 0);
+
+/** rhs, rhsExplicit, jac, dfdp, out, roots (sig 'idiiiiii': (t, y, p, out,
+ * k, lane), out rows x k) or init ('iiiiii': (p, y0, k, lane)). */
+export function callbackEntry(m, f, name, rows, sig, dims, thrown, held) {
+  const { n, np } = dims;
+  const fail = failer(thrown, dims);
+  // One cache of views per argument: the callback sees the same few
+  // solver vectors over and over, and a fresh view per call is most of
+  // what crossing into JS costs.
+  const yv = viewCache(), pv = viewCache(), ov = viewCache();
+  // Wasm memory that grows during the call (a solve nested in the
+  // callback) detaches the views the callback holds: its writes after
+  // that are lost. The callback is a function of its inputs, so it runs
+  // again on fresh views; growing memory twice in a row fails the lane.
+  const call = (once) => {
+    let b = m.HEAPF64.buffer, r = once(b);
+    if (m.HEAPF64.buffer !== b) {
+      b = m.HEAPF64.buffer;
+      r = once(b);
+      if (m.HEAPF64.buffer !== b)
+        throw new Error(`${name}: wasm memory grew during the call twice (a solve nested in the ` +
+          'callback?), detaching its arrays; its results would be lost');
+    }
+    return r;
+  };
+  // y and p are inputs, read-only as C's const views: the callback gets
+  // copies (one memcpy each), so a write to them (a rhs that clamps y)
+  // cannot change the solver's state behind its back.
+  const yc = copier(), pc = copier();
+  const wrapped = sig === 'iiiiii'
+    ? (pp, yp, k, lane) => {
+      try {
+        let o;
+        const r = call((b) => f(pc(pv(b, pp, np * k)), (o = ov(b, yp, n * k)), k, lane));
+        return returnCode(r, name, o);
+      } catch (e) { return fail(name, lane, e); }
+    }
+    : (t, yp, pp, op, k, lane) => {
+      try {
+        let o;
+        const r = call((b) => f(t, yc(yv(b, yp, n * k)), pc(pv(b, pp, np * k)), (o = ov(b, op, rows * k)), k, lane));
+        return returnCode(r, name, o);
+      } catch (e) { return fail(name, lane, e); }
+    };
+  return tableEntry(m, wrapped, sig, held);
+}
+
+/** solveAdjoint's loss terms (spec.fn: (t, i, y, p, g, dgdy, dgdp, k,
+ * lane)) and integrand (spec.integrand: (t, y, p, q, dqdy, dqdp, lane)):
+ * [loss entry, integrand entry], 0 for one not given. */
+export function lossEntries(m, spec, dims, thrown, held) {
+  const { n, np } = dims;
+  const fail = failer(thrown, dims);
+  const has = (x) => x !== undefined && x !== null;
+  let lf = 0, qf = 0;
+  if (has(spec.fn)) {
+    const f = spec.fn;
+    lf = tableEntry(m, (t, i, yp, pp, gp, dyp, dpp, k, lane) => {
+      try {
+        const b = m.HEAPF64.buffer;
+        const r = f(t, i, new Float64Array(b, yp, n * k).slice(), f64(b, pp, np * k).slice(),
+          new Float64Array(b, gp, k), new Float64Array(b, dyp, n * k), f64(b, dpp, np * k), k, lane);
+        checkNotGrown(m, b, 'loss');
+        return returnCode(r, 'loss');
+      } catch (e) { return fail('loss', lane, e); }
+    }, 'idiiiiiiiii', held);
+  }
+  if (has(spec.integrand)) {
+    const f = spec.integrand;
+    qf = tableEntry(m, (t, yp, pp, qp, dyp, dpp, lane) => {
+      try {
+        const b = m.HEAPF64.buffer;
+        const r = f(t, new Float64Array(b, yp, n).slice(), f64(b, pp, np).slice(),
+          new Float64Array(b, qp, 1), new Float64Array(b, dyp, n), f64(b, dpp, np), lane);
+        checkNotGrown(m, b, 'integrand');
+        return returnCode(r, 'integrand');
+      } catch (e) { return fail('integrand', lane, e); }
+    }, 'idiiiiiii', held);
+  }
+  return [lf, qf];
+}
+
+/** 'gmres's preconditioner (lanes mode, one lane a call): setup(t, y, p,
+ * gamma, jok, work, lane) and solve(t, y, p, gamma, r, z, work, lane); y, p,
+ * r are copies, z and work [nwork] writable views. [setup, solve] entries. */
+export function preconditionEntries(m, spec, nwork, dims, thrown, held) {
+  const { n, np } = dims;
+  const fail = failer(thrown, null);
+  const setup = tableEntry(m, (t, yp, pp, gamma, jok, wp, lane) => {
+    try {
+      const b = m.HEAPF64.buffer;
+      const r = spec.setup(t, f64(b, yp, n).slice(), f64(b, pp, np).slice(), gamma, jok !== 0,
+        f64(b, wp, nwork), lane);
+      checkNotGrown(m, b, 'precondition.setup');
+      return returnCode(r, 'precondition.setup');
+    } catch (e) { return fail('precondition.setup', lane, e); }
+  }, 'idiidiiii', held);
+  const solve = tableEntry(m, (t, yp, pp, gamma, rp, zp, wp, lane) => {
+    try {
+      const b = m.HEAPF64.buffer;
+      const r = spec.solve(t, f64(b, yp, n).slice(), f64(b, pp, np).slice(), gamma,
+        f64(b, rp, n).slice(), f64(b, zp, n), f64(b, wp, nwork), lane);
+      checkNotGrown(m, b, 'precondition.solve');
+      return returnCode(r, 'precondition.solve');
+    } catch (e) { return fail('precondition.solve', lane, e); }
+  }, 'idiidiiiii', held);
+  return [setup, solve];
+}
+
+/** onEvent(t, root, y, p, lane): that lane's y [n] and p [np] as writable
+ * views (its changes are the point); a throw or a Promise fails the lane
+ * alone, in lockstep too. */
+export function handlerEntry(m, f, dims, thrown, held) {
+  const { n, np } = dims;
+  const fail = failer(thrown, null);
+  return tableEntry(m, (t, root, lane, yp, pp) => {
+    try {
+      const b = m.HEAPF64.buffer;
+      const r = f(t, root, new Float64Array(b, yp, n), f64(b, pp, np), lane);
+      checkNotGrown(m, b, 'onEvent', 'the handler', 'changes');
+      return returnCode(r, 'onEvent');
+    } catch (e) { return fail('onEvent', lane, e); }
+  }, 'idiiiii', held);
+}
+
+/** onProgress(done, total): true cancels; a throw cancels too, kept in
+ * progressError.error for the solve to throw (its results are freed). */
+export function progressEntry(m, f, progressError, held) {
+  return tableEntry(m, (done, total) => {
+    try {
+      return f(done, total) === true ? 1 : 0;
+    } catch (e) {
+      progressError.error = e;
+      return 1;
+    }
+  }, 'iddi', held);
 }

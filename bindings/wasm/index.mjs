@@ -14,7 +14,10 @@
 // every read when wasm memory has grown in between; keep the solution alive
 // while using it, or take a copy with tensor.toFloat64Array().
 import createOdeTensorModule from './dist/odetensor.mjs';
-import { INT_MAX, OdeTensorError, copier, describe, returnCode, show, viewCache } from './callbacks.mjs';
+import {
+  INT_MAX, OdeTensorError, callbackEntry, describe, handlerEntry, lossEntries, preconditionEntries, progressEntry,
+  show,
+} from './callbacks.mjs';
 import { Solution, live } from './solution.mjs';
 
 export { OdeTensorError };
@@ -52,8 +55,6 @@ const SPEC_KEYS = ['nstates', 'nparams', 'rhs', 'rhsExplicit', 'jac', 'precondit
   'finalTime', 'options', 'loss'];
 const DIRECTIONS = Object.freeze({ __proto__: null, falling: -1, both: 0, rising: 1 });
 const ACTIONS = Object.freeze({ __proto__: null, stop: 0, record: 1, handle: 2 });
-
-
 
 // Recursion as a probe for free JS stack: throws a RangeError when less is left.
 function headroom(n) {
@@ -177,60 +178,11 @@ class OdeTensor {
     return len;
   }
 
-  // A JS callback as a wasm table entry (removed by `held`). Exceptions fail
-  // the lane (lanes mode) or the batch (lockstep) and are kept for its message.
+  // A JS callback as a wasm table entry (callbacks.mjs), after its type check.
   #callback(f, name, rows, sig, dims, thrown, held) {
     if (f === undefined || f === null) return 0;
     if (typeof f !== 'function') throw this.#error(OT_ERR_ARG, `${name}: expected a function, not ${show(f)}`);
-    const m = this.#m;
-    const { n, np } = dims;
-    const fail = (e, lane) => {
-      const t = { name, error: e };
-      if (dims.lockstep) thrown.batch ??= t;
-      else if (!thrown.lanes.has(lane)) thrown.lanes.set(lane, t);
-      return -1;
-    };
-    // One cache of views per argument: the callback sees the same few
-    // solver vectors over and over, and a fresh view per call is most of
-    // what crossing into JS costs.
-    const yv = viewCache(), pv = viewCache(), ov = viewCache();
-    // Wasm memory that grows during the call (a solve nested in the
-    // callback) detaches the views the callback holds: its writes after
-    // that are lost. The callback is a function of its inputs, so it runs
-    // again on fresh views; growing memory twice in a row fails the lane.
-    const call = (once) => {
-      let b = m.HEAPF64.buffer, r = once(b);
-      if (m.HEAPF64.buffer !== b) {
-        b = m.HEAPF64.buffer;
-        r = once(b);
-        if (m.HEAPF64.buffer !== b)
-          throw new Error(`${name}: wasm memory grew during the call twice (a solve nested in the ` +
-            'callback?), detaching its arrays; its results would be lost');
-      }
-      return r;
-    };
-    // y and p are inputs, read-only as C's const views: the callback gets
-    // copies (one memcpy each), so a write to them (a rhs that clamps y)
-    // cannot change the solver's state behind its back.
-    const yc = copier(), pc = copier();
-    const wrapped = sig === 'iiiiii'
-      ? (pp, yp, k, lane) => {
-        try {
-          let o;
-          const r = call((b) => f(pc(pv(b, pp, np * k)), (o = ov(b, yp, n * k)), k, lane));
-          return returnCode(r, name, o);
-        } catch (e) { return fail(e, lane); }
-      }
-      : (t, yp, pp, op, k, lane) => {
-        try {
-          let o;
-          const r = call((b) => f(t, yc(yv(b, yp, n * k)), pc(pv(b, pp, np * k)), (o = ov(b, op, rows * k)), k, lane));
-          return returnCode(r, name, o);
-        } catch (e) { return fail(e, lane); }
-      };
-    const idx = m.addFunction(wrapped, sig);
-    held.push(() => m.removeFunction(idx));
-    return idx;
+    return callbackEntry(this.#m, f, name, rows, sig, dims, thrown, held);
   }
 
   // solveAdjoint's loss: [data, dataLanes, weights, lossFn, integrand] for the
@@ -242,17 +194,7 @@ class OdeTensor {
   // (t, y, p, q, dqdy, dqdp, lane) for an integral term; { integrand }
   // alone is an integral loss.
   #loss(loss, dims, nt, nout, thrown, held) {
-    const m = this.#m;
-    const { n, np } = dims;
-    const fail = (name, lane, e) => {
-      if (dims.lockstep) thrown.batch ??= { name, error: e };
-      else if (!thrown.lanes.has(lane)) thrown.lanes.set(lane, { name, error: e });
-      return -1;
-    };
-    const grew = (b, name) => {
-      if (m.HEAPF64.buffer !== b)
-        throw new Error(`${name}: wasm memory grew during the call (a solve nested in it?); its results were lost`);
-    };
+    const { n } = dims;
     const spec = typeof loss === 'function' ? { fn: loss } : loss;
     if (spec === null || typeof spec !== 'object' || Array.isArray(spec))
       throw this.#error(OT_ERR_ARG, `loss: ${show(loss)}; expected { data, weights } (a sum of squares), a function (t, i, y, p, g, dgdy, dgdp, k, lane), or { fn } / { integrand }`);
@@ -265,35 +207,8 @@ class OdeTensor {
         throw this.#error(OT_ERR_ARG, `loss.${key}: expected a function, not ${show(spec[key])}`);
     if (!has(spec.data) && !has(spec.fn) && !has(spec.integrand))
       throw this.#error(OT_ERR_ARG, `loss: ${show(loss)}; expected { data, weights } (a sum of squares), a function (t, i, y, p, g, dgdy, dgdp, k, lane), or { fn } / { integrand }`);
-    let lf = 0, qf = 0, dp = 0, lanes = 1, wp = 0;
-    if (has(spec.fn)) {
-      const f = spec.fn;
-      const wrapped = (t, i, yp, pp, gp, dyp, dpp, k, lane) => {
-        try {
-          const b = m.HEAPF64.buffer;
-          const r = f(t, i, new Float64Array(b, yp, n * k).slice(), new Float64Array(b, pp, pp ? np * k : 0).slice(),
-            new Float64Array(b, gp, k), new Float64Array(b, dyp, n * k), new Float64Array(b, dpp, dpp ? np * k : 0), k, lane);
-          grew(b, 'loss');
-          return returnCode(r, 'loss');
-        } catch (e) { return fail('loss', lane, e); }
-      };
-      lf = m.addFunction(wrapped, 'idiiiiiiiii');
-      held.push(() => m.removeFunction(lf));
-    }
-    if (has(spec.integrand)) {
-      const f = spec.integrand;
-      const wrapped = (t, yp, pp, qp, dyp, dpp, lane) => {
-        try {
-          const b = m.HEAPF64.buffer;
-          const r = f(t, new Float64Array(b, yp, n).slice(), new Float64Array(b, pp, pp ? np : 0).slice(),
-            new Float64Array(b, qp, 1), new Float64Array(b, dyp, n), new Float64Array(b, dpp, dpp ? np : 0), lane);
-          grew(b, 'integrand');
-          return returnCode(r, 'integrand');
-        } catch (e) { return fail('integrand', lane, e); }
-      };
-      qf = m.addFunction(wrapped, 'idiiiiiii');
-      held.push(() => m.removeFunction(qf));
-    }
+    let dp = 0, lanes = 1, wp = 0;
+    const [lf, qf] = lossEntries(this.#m, spec, dims, thrown, held);
     if (has(spec.data)) {
       const rows = nout > 0 ? nout : n, per = rows * nt;
       const len = this.#length(spec.data, 'loss.data');
@@ -319,7 +234,6 @@ class OdeTensor {
   // writable views. Lanes mode (one lane a call).
   #precondition(P, spec, dims, thrown, held) {
     const m = this.#m;
-    const { n, np } = dims;
     if (spec === null || typeof spec !== 'object' || typeof spec.setup !== 'function' ||
         typeof spec.solve !== 'function')
       throw this.#error(OT_ERR_ARG, `precondition: ${show(spec)}; expected { setup, solve, nwork }`);
@@ -329,37 +243,7 @@ class OdeTensor {
     const nwork = this.#num(spec.nwork ?? 0, 'precondition.nwork');
     if (!Number.isInteger(nwork) || nwork < 0 || nwork > INT_MAX)
       throw this.#error(OT_ERR_ARG, `precondition.nwork: ${nwork}; expected an integer >= 0`);
-    const fail = (name, lane, e) => {
-      if (!thrown.lanes.has(lane)) thrown.lanes.set(lane, { name, error: e });
-      return -1;
-    };
-    const grew = (b, name) => {
-      if (m.HEAPF64.buffer !== b)
-        throw new Error(`${name}: wasm memory grew during the call (a solve nested in it?); its results were lost`);
-    };
-    const view = (b, ptr, len) => new Float64Array(b, ptr, ptr ? len : 0);
-    const setup = (t, yp, pp, gamma, jok, wp, lane) => {
-      try {
-        const b = m.HEAPF64.buffer;
-        const r = spec.setup(t, view(b, yp, n).slice(), view(b, pp, np).slice(), gamma, jok !== 0,
-          view(b, wp, nwork), lane);
-        grew(b, 'precondition.setup');
-        return returnCode(r, 'precondition.setup');
-      } catch (e) { return fail('precondition.setup', lane, e); }
-    };
-    const solve = (t, yp, pp, gamma, rp, zp, wp, lane) => {
-      try {
-        const b = m.HEAPF64.buffer;
-        const r = spec.solve(t, view(b, yp, n).slice(), view(b, pp, np).slice(), gamma,
-          view(b, rp, n).slice(), view(b, zp, n), view(b, wp, nwork), lane);
-        grew(b, 'precondition.solve');
-        return returnCode(r, 'precondition.solve');
-      } catch (e) { return fail('precondition.solve', lane, e); }
-    };
-    const sf = m.addFunction(setup, 'idiidiiii');
-    held.push(() => m.removeFunction(sf));
-    const vf = m.addFunction(solve, 'idiidiiiii');
-    held.push(() => m.removeFunction(vf));
+    const [sf, vf] = preconditionEntries(m, spec, nwork, dims, thrown, held);
     this.#check(m._otw_set_preconditioner(P, sf, vf, nwork));
   }
 
@@ -368,23 +252,7 @@ class OdeTensor {
   // point), calls it; a throw or a Promise fails the lane.
   #handler(f, dims, thrown, held) {
     if (typeof f !== 'function') throw this.#error(OT_ERR_ARG, `onEvent: expected a function, not ${show(f)}`);
-    const m = this.#m;
-    const { n, np } = dims;
-    const wrapped = (t, root, lane, yp, pp) => {
-      try {
-        const b = m.HEAPF64.buffer;
-        const r = f(t, root, new Float64Array(b, yp, n), new Float64Array(b, pp, pp ? np : 0), lane);
-        if (m.HEAPF64.buffer !== b)
-          throw new Error('onEvent: wasm memory grew during the call (a solve nested in the handler?); its changes were lost');
-        return returnCode(r, 'onEvent');
-      } catch (e) {
-        if (!thrown.lanes.has(lane)) thrown.lanes.set(lane, { name: 'onEvent', error: e });
-        return -1;
-      }
-    };
-    const idx = m.addFunction(wrapped, 'idiiiii');
-    held.push(() => m.removeFunction(idx));
-    return idx;
+    return handlerEntry(this.#m, f, dims, thrown, held);
   }
 
   #options(P, o, n, held) {
@@ -546,17 +414,7 @@ class OdeTensor {
         const f = spec.onProgress;
         if (typeof f !== 'function')
           throw this.#error(OT_ERR_ARG, `onProgress: expected a function (done, total) => boolean | void, not ${show(f)}`);
-        // Return true to cancel; a throw cancels too, and the solve then
-        // throws it (its results are freed).
-        const idx = m.addFunction((done, total) => {
-          try {
-            return f(done, total) === true ? 1 : 0;
-          } catch (e) {
-            progressError.error = e;
-            return 1;
-          }
-        }, 'iddi');
-        held.push(() => m.removeFunction(idx));
+        const idx = progressEntry(m, f, progressError, held);
         this.#check(m._otw_set_progress(P, idx));
       }
       if (has(spec.init))
