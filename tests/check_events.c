@@ -13,19 +13,8 @@ static const double PI = 3.14159265358979323846;
 
 /* ---- Models --------------------------------------------------------------- */
 
-/* y1' = y2, y2' = -y1 from (0, 1): y1 = sin t, zero at k pi, falling at odd
- * k, rising at even k. */
-static int sine_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
-{
-    (void)t, (void)p, (void)u;
-    for (int64_t b = 0; b < ST_LANES(y); b++) {
-        const double *Y = ot_view_col_f64(y, b, 0);
-        double *F = ot_view_mut_col_f64(f, b, 0);
-        F[0] = Y[1];
-        F[1] = -Y[0];
-    }
-    return 0;
-}
+/* st_sine_rhs (solve_common.h): y1 = sin t from (0, 1), zero at k pi,
+ * falling at odd k, rising at even k. */
 
 static int first_state(double t, ot_view y, ot_view p, ot_view_mut g, void *u)
 {
@@ -141,7 +130,7 @@ START_TEST(root_direction_picks_the_crossing)
     const double want[3] = {PI, 2 * PI, PI};
     for (int d = 0; d < 3; d++) {
         ot_ode *ode = NULL;
-        ck_assert_status(ot_ode_new(&ode, 2, 0, sine_rhs, NULL), OT_OK, NULL);
+        ck_assert_status(ot_ode_new(&ode, 2, 0, st_sine_rhs, NULL), OT_OK, NULL);
         ck_assert_status(ot_ode_set_mode(ode, EV_MODE(_i)), OT_OK, NULL);
         ck_assert_status(ot_ode_set_method(ode, EV_METHOD(_i)), OT_OK, NULL);
         ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
@@ -188,7 +177,7 @@ START_TEST(recorded_events_let_the_lane_go_on)
     static const double y0[2] = {0, 1};
     const double t[2] = {0, nz * PI + 0.5};
     ot_ode *ode = NULL;
-    ck_assert_status(ot_ode_new(&ode, 2, 0, sine_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_new(&ode, 2, 0, st_sine_rhs, NULL), OT_OK, NULL);
     ck_assert_status(ot_ode_set_mode(ode, (_i & 1) ? OT_LOCKSTEP : OT_LANES), OT_OK,
                      NULL);
     ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
@@ -318,7 +307,7 @@ START_TEST(max_events_fails_the_lane_and_keeps_its_events)
     static const int record = OT_EVENT_RECORD;
     const double y0[2] = {0, 1}, t[2] = {0, 20};
     ot_ode *ode = NULL;
-    ck_assert_status(ot_ode_new(&ode, 2, 0, sine_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_new(&ode, 2, 0, st_sine_rhs, NULL), OT_OK, NULL);
     ck_assert_status(ot_ode_set_roots(ode, 1, first_state), OT_OK, NULL);
     ck_assert_status(ot_ode_set_event_actions(ode, &record), OT_OK, NULL);
     ck_assert_status(ot_ode_set_max_events(ode, 5), OT_OK, NULL);
@@ -337,7 +326,7 @@ START_TEST(event_options_are_checked)
     const int bad_dir = 2, bad_action = 3, handle = OT_EVENT_HANDLE, dir = OT_ROOT_RISING;
     const double y0[2] = {0, 1}, t[2] = {0, 1}, k = 1;
     ot_ode *ode = NULL;
-    ck_assert_status(ot_ode_new(&ode, 2, 1, sine_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_new(&ode, 2, 1, st_sine_rhs, NULL), OT_OK, NULL);
     ck_assert_status(ot_ode_set_root_directions(ode, &dir), OT_ERR_ARG,
                      "no root functions");
     ck_assert_status(ot_ode_set_roots(ode, 1, first_state), OT_OK, NULL);
@@ -592,7 +581,7 @@ START_TEST(event_tensors_that_would_not_fit_fail_their_lane)
         y0[2 * b + 1] = b == 7 ? 1 : 0; /* only lane 7 oscillates: 1,000 zeros */
     }
     ot_ode *ode = NULL;
-    ck_assert_status(ot_ode_new(&ode, 2, 0, sine_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_new(&ode, 2, 0, st_sine_rhs, NULL), OT_OK, NULL);
     ck_assert_status(ot_ode_set_roots(ode, 1, first_state), OT_OK, NULL);
     ck_assert_status(ot_ode_set_event_actions(ode, &record), OT_OK, NULL);
     /* 1,000 events x 64 lanes x 6 doubles = 3 MB of tensors; allow 1 MB. */

@@ -23,17 +23,7 @@ static int is_imex(int m) { return m >= OT_IMEX_ARK32; }
  * for IMEX the first equation is the explicit part, the second the
  * implicit one. ---------------------------------------------------------- */
 
-static int osc_full(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
-{
-    (void)t, (void)p, (void)u;
-    for (int64_t b = 0; b < ST_LANES(y); b++) {
-        const double *Y = ot_view_col_f64(y, b, 0);
-        double *F = ot_view_mut_col_f64(f, b, 0);
-        F[0] = Y[1];
-        F[1] = -Y[0];
-    }
-    return 0;
-}
+/* The whole rhs: st_sine_rhs (solve_common.h). */
 
 static int osc_jac(double t, ot_view y, ot_view p, ot_view_mut J, void *u)
 {
@@ -78,8 +68,9 @@ static int osc_impl_jac(double t, ot_view y, ot_view p, ot_view_mut J, void *u)
 static ot_ode *oscillator(int method, int mode)
 {
     ot_ode *ode = NULL;
-    ck_assert_status(ot_ode_new(&ode, 2, 0, is_imex(method) ? osc_impl : osc_full, NULL),
-                     OT_OK, NULL);
+    ck_assert_status(
+        ot_ode_new(&ode, 2, 0, is_imex(method) ? osc_impl : st_sine_rhs, NULL), OT_OK,
+        NULL);
     ck_assert_status(ot_ode_set_method(ode, (ot_method)method), OT_OK, NULL);
     ck_assert_status(ot_ode_set_mode(ode, (ot_mode)mode), OT_OK, NULL);
     ck_assert_status(ot_ode_set_jac(ode, is_imex(method) ? osc_impl_jac : osc_jac), OT_OK,
@@ -433,7 +424,7 @@ static int osc_failing(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
     for (int64_t b = 0; b < ST_LANES(y); b++)
         if (ot_view_col_f64(p, b, 0)[0] == 1 && t > 2)
             return -1;
-    return osc_full(t, y, p, f, u);
+    return st_sine_rhs(t, y, p, f, u);
 }
 
 static int osc_energy(double t, ot_view y, ot_view p, ot_view_mut o, void *u)

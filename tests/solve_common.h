@@ -102,6 +102,20 @@ static inline void st_assert_stats_equal(const ot_solution *a, int64_t ba,
 /* Loops over the k lanes of a callback's views (k = 1 in lanes mode). */
 #define ST_LANES(v) ((v).layout.shape[1])
 
+/* ---- The oscillator y1' = y2, y2' = -y1: from (0, 1), y1 = sin t --------- */
+
+static inline int st_sine_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
+{
+    (void)t, (void)p, (void)u;
+    for (int64_t b = 0; b < ST_LANES(y); b++) {
+        const double *Y = ot_view_col_f64(y, b, 0);
+        double *F = ot_view_mut_col_f64(f, b, 0);
+        F[0] = Y[1];
+        F[1] = -Y[0];
+    }
+    return 0;
+}
+
 /* ---- Decay: y_i' = -(i + 1) k y_i, n = 2, params (k, ...) ----------------- */
 
 static inline int st_decay_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
