@@ -7,7 +7,8 @@
  * usage: checksum [nbatch=10000]
  *   The two dense runs the benchmarks time use nbatch lanes; the others
  *   (difference-quotient Jacobian, every step, sensitivities, roots, an out
- *   function, f32 outputs) use nbatch / 10. */
+ *   function, f32 outputs, recorded and handled events, scheduled stops with
+ *   per-lane output times, an ARKODE method, the adjoint) use nbatch / 10. */
 #include "robertson_ot.h"
 
 #include <string.h>
@@ -53,9 +54,48 @@ static int out(double t, ot_view y, ot_view p, ot_view_mut o, void *u)
     return 0;
 }
 
-enum { DENSE, DENSE_DQ, STEPS, SENS, ROOTS, OUT_F32 };
-static const char *const kinds[] = {"dense", "dense-dq", "steps",
-                                    "sens",  "roots",    "out-f32"};
+/* Events: y[0] = 0.95 is recorded, y[0] = 0.8 handled (y[2] halved). */
+static int event_roots(double t, ot_view y, ot_view p, ot_view_mut g, void *u)
+{
+    (void)t, (void)p, (void)u;
+    for (int64_t b = 0; b < y.layout.shape[1]; b++) {
+        double *gb = ot_view_mut_col_f64(g, b, 0);
+        gb[0] = ot_view_col_f64(y, b, 0)[0] - 0.95;
+        gb[1] = ot_view_col_f64(y, b, 0)[0] - 0.8;
+    }
+    return 0;
+}
+
+/* A handled root halves y[2]; a scheduled stop (root < 0) adds 0.05 to y[0]. */
+static int handler(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p,
+                   void *u)
+{
+    (void)t, (void)lane, (void)p, (void)u;
+    double *yb = ot_view_mut_col_f64(y, 0, 0);
+    if (root < 0)
+        yb[0] += 0.05;
+    else
+        yb[2] *= 0.5;
+    return 0;
+}
+
+enum { DENSE, DENSE_DQ, STEPS, SENS, ROOTS, OUT_F32, EVENTS, STOPS, ARK, ADJOINT };
+static const char *const kinds[] = {"dense", "dense-dq", "steps",  "sens", "roots",
+                                    "out-f32", "events", "stops", "esdirk", "adjoint"};
+
+/* Per-lane output times (lane b: the first 30 + b % 20 of t) and stops at
+ * 1e-3 (every lane) and 10^(b % 4). The caller frees *tl and *sl. */
+static void lane_times(int64_t nb, const double *t, double **tl, double **sl)
+{
+    *tl = malloc((size_t)(nb * RB_NT) * sizeof **tl);
+    *sl = malloc((size_t)(nb * 2) * sizeof **sl);
+    for (int64_t b = 0; b < nb; b++) {
+        for (int64_t j = 0; j < RB_NT; j++)
+            (*tl)[b * RB_NT + j] = j < 30 + b % 20 ? t[j] : NAN;
+        (*sl)[2 * b] = 1e-3;
+        (*sl)[2 * b + 1] = pow(10.0, (double)(b % 4));
+    }
+}
 
 static int run(ot_mode mode, int kind, int64_t nb, const double *k, const double *t)
 {
@@ -82,14 +122,46 @@ static int run(ot_mode mode, int kind, int64_t nb, const double *k, const double
         st = ot_ode_set_out(ode, 2, out);
     if (!st && kind == OUT_F32)
         st = ot_ode_set_output_dtype(ode, OT_F32);
+    if (!st && kind == EVENTS) {
+        static const int actions[2] = {OT_EVENT_RECORD, OT_EVENT_HANDLE};
+        st = ot_ode_set_roots(ode, 2, event_roots);
+        st = st ? st : ot_ode_set_event_actions(ode, actions);
+    }
+    if (!st && (kind == EVENTS || kind == STOPS))
+        st = ot_ode_set_event_handler(ode, handler);
+    if (!st && kind == ARK)
+        st = ot_ode_set_method(ode, OT_ESDIRK43);
+    double *tl = NULL, *sl = NULL;
     if (st == OT_OK) {
-        if (kind == STEPS)
+        if (kind == STOPS) {
+            lane_times(nb, t, &tl, &sl);
+            const int64_t ts[2] = {RB_NT, nb}, ss[2] = {2, nb};
+            ot_solve_inputs in = ot_solve_inputs_make(yv, pv, tv);
+            st = ot_view_make(&in.t_eval, tl, OT_F64, cpu, 2, ts, NULL);
+            st = st ? st : ot_view_make(&in.stops, sl, OT_F64, cpu, 2, ss, NULL);
+            st = st ? st : ot_solve_dense_with(ode, &in, &sol);
+        } else if (kind == ADJOINT) {
+            /* the loss: y[0] at every output against 0.5 */
+            static double data[3 * RB_NT], w[3 * RB_NT];
+            const int64_t ds[2] = {3, RB_NT};
+            ot_view dv, wv;
+            for (int64_t j = 0; j < 3 * RB_NT; j++) {
+                data[j] = j % 3 == 0 ? 0.5 : NAN;
+                w[j] = 1.0;
+            }
+            st = ot_view_make(&dv, data, OT_F64, cpu, 2, ds, NULL);
+            st = st ? st : ot_view_make(&wv, w, OT_F64, cpu, 2, ds, NULL);
+            const ot_loss loss = ot_loss_squares(dv, wv);
+            st = st ? st : ot_solve_adjoint(ode, yv, pv, tv, &loss, &sol);
+        } else if (kind == STEPS)
             st = ot_solve(ode, yv, pv, 1e3, &sol);
         else if (kind == SENS)
             st = ot_solve_fwd_sens(ode, yv, pv, tv, &sol);
         else
             st = ot_solve_dense(ode, yv, pv, tv, &sol);
     }
+    free(tl);
+    free(sl);
     if (sol == NULL) {
         fprintf(stderr, "%s: %s\n", ot_status_name(st), ot_last_error());
         ot_ode_free(ode);
@@ -100,6 +172,13 @@ static int run(ot_mode mode, int kind, int64_t nb, const double *k, const double
     h = hash_tensor(h, ot_solution_ys(sol));
     for (int64_t j = 0; j < ot_solution_nsens(sol); j++)
         h = hash_tensor(h, ot_solution_sens(sol, j));
+    /* only where present: the older paths' hashes stay comparable */
+    for (int which = OT_EVENT_TIMES; which <= OT_EVENT_AFTER; which++)
+        if (ot_solution_event_tensor(sol, which))
+            h = hash_tensor(h, ot_solution_event_tensor(sol, which));
+    for (int which = OT_GRAD_LOSS; which <= OT_GRAD_Y0; which++)
+        if (ot_solution_grad_tensor(sol, which))
+            h = hash_tensor(h, ot_solution_grad_tensor(sol, which));
     long long steps = 0;
     for (int64_t b = 0; b < nb; b++) {
         ot_lane_stats s;
@@ -133,7 +212,7 @@ int main(int argc, char **argv)
     double *k = rb_make_rates(nb), t[RB_NT];
     rb_times(t);
     int bad = 0;
-    for (int kind = DENSE; kind <= OUT_F32; kind++)
+    for (int kind = DENSE; kind <= ADJOINT; kind++)
         for (int m = 0; m < 2; m++)
             bad |=
                 run(m ? OT_LOCKSTEP : OT_LANES, kind, kind == DENSE ? nb : small, k, t);
