@@ -146,7 +146,7 @@ void stopped_changed(ot__lockstep *L)
         "stopped lanes");
 }
 
-int emit(ot__lockstep *L, ot_solution *sol, int64_t i, double t, N_Vector yv);
+int emit(ot__lockstep *L, ot_solution *sol, double t, N_Vector yv);
 int host_rows(ot__lockstep *L, double t, N_Vector y, double *dst);
 
 const ot__lockstep_backend cuda_backend = {
@@ -268,8 +268,14 @@ int store_column(ot__lockstep *L, const ot_tensor *t, int64_t k, int64_t i,
     return OT_OK;
 }
 
-int emit(ot__lockstep *L, ot_solution *sol, int64_t i, double t, N_Vector yv)
+/* Output i of every lane at once (the device gathers whole columns; CUDA
+ * solves share their times, so every due lane stores the same index, and a
+ * lane that is not due gets NaN there by its count). */
+int emit(ot__lockstep *L, ot_solution *sol, double t, N_Vector yv)
 {
+    int64_t i = -1;
+    for (int64_t b = 0; b < L->nbatch && i < 0; b++)
+        i = L->at[b];
     const double *y = ot__dptr(yv);
     int st;
     const double *rows = device_rows(L, t, y, &st);
@@ -284,14 +290,7 @@ int emit(ot__lockstep *L, ot_solution *sol, int64_t i, double t, N_Vector yv)
         }
         st = store_column(L, sol->sens[j], 1 + j, i, s);
     }
-    if (st != OT_OK)
-        return st;
-    for (int64_t b = 0; b < L->nbatch; b++)
-        if (!L->stopped[b]) {
-            sol->count[b] = i + 1;
-            sol->stats[b].final_time = t;
-        }
-    return OT_OK;
+    return st;
 }
 
 int host_rows(ot__lockstep *L, double t, N_Vector y, double *dst)

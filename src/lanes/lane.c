@@ -10,6 +10,7 @@
 
 #include "core/alloc.h"
 #include "lanes/worker.h"
+#include "run/unit.h"
 #include "solve/advance.h"
 #include "solve/cv_setup.h"
 #include "solve/dq.h"
@@ -177,235 +178,119 @@ double *ot__lanes_state_dst(ot__lanes_worker *w, const ot__sink *sk, int64_t i, 
     return w->ys_scratch;
 }
 
-/* The lane stops at its root at t: the first fired root whose action is
- * OT_EVENT_STOP (rf: CVODE's root info). */
-static void record_root(ot_solution *sol, int64_t b, double t, const ot_ode *ode,
-                        const int *rf)
+/* ---- The lane as a unit of the run loop (run/unit.h) ------------------------ */
+
+static N_Vector target(ot__unit *u, int64_t i)
 {
-    sol->root_time[b] = t;
-    const int r = rf ? ot__event_stop_root(ode, rf) : -1;
-    sol->root_index[b] = r >= 0 ? r : 0;
+    ot__lanes_worker *w = u->mode;
+    double *dst = i >= 0 ? ot__lanes_state_dst(w, u->sink, i, u->lane0)
+                  : i == OT__TARGET_STOP ? w->ym_scratch
+                                         : w->ys_scratch;
+    N_VSetArrayPointer(dst, w->y);
+    return w->y;
 }
 
-/* Restarts lane b's integrator at t from y (CVodeReInit: order 1, a new
- * step), keeping its counters (CVODE zeroes them) in w->before. 0 or -1. */
-static int restart(ot__lanes_worker *w, const ot__sink *sk, int64_t b, double t,
-                   double *y)
+static N_Vector restart_state(ot__unit *u, N_Vector dst)
 {
-    ot_lane_stats s;
-    memset(&s, 0, sizeof s);
-    ot__ig_stats(&w->ig, w->LS != NULL, &s);
-    ot__cv_stats_add(&w->before, &s);
-    N_VSetArrayPointer(y, w->y0);
-    if (ot__ig_reinit(&w->ig, t, w->y0) != CV_SUCCESS) {
-        ot__lanes_fail(w, sk->sol, b, OT_ERR_SOLVER, w->cb.cv_msg);
-        return -1;
-    }
+    ot__lanes_worker *w = u->mode;
+    double *d = N_VGetArrayPointer(dst);
+    if (d != w->y_restart)
+        memcpy(d, w->y_restart, (size_t)w->n * sizeof *d);
+    for (int64_t j = 0; w->plan->kind == OT__SENS && j < w->plan->ns; j++)
+        N_VSetArrayPointer(w->yS0 + j * w->n, w->yS[j]);
+    return dst;
+}
+
+static int sens_at(ot__unit *u, double t)
+{
+    ot__lanes_worker *w = u->mode;
+    for (int64_t j = 0; j < w->plan->ns; j++)
+        N_VSetArrayPointer(w->sens_scratch + j * w->n, w->yS[j]);
+    return CVodeGetSensDky(w->ig.mem, t, 0, w->yS);
+}
+
+/* A copy, so that the handlers never write into an output column. */
+static double *host_state(ot__unit *u, N_Vector y)
+{
+    ot__lanes_worker *w = u->mode;
+    memcpy(w->yp_scratch, N_VGetArrayPointer(y), (size_t)w->n * sizeof(double));
+    return w->yp_scratch;
+}
+
+static int reinit(ot__unit *u, double t, N_Vector y, double *host)
+{
+    ot__lanes_worker *w = u->mode;
+    (void)y;
+    N_VSetArrayPointer(host, w->y0);
+    w->y_restart = host;
     w->t_restart = t;
-    w->y_restart = y;
-    return 0;
+    return ot__ig_reinit(&w->ig, t, w->y0);
 }
 
-/* The roots that fired at t, with y the lane's state there: 0 when the lane
- * stops (a STOP root fired; recorded as its root), 1 when it goes on (the
- * events recorded; restarted from the handler's state if one ran, y then
- * holding it), -1 when the lane failed. */
-static int take_roots(ot__lanes_worker *w, const ot__sink *sk, int64_t b, double t,
-                      double *y)
+static int emit(ot__unit *u, double t, N_Vector y)
 {
-    const ot_ode *ode = w->plan->ode;
-    ot_solution *sol = sk->sol;
-    int found[64], *rf = found;
-    if (ode->nroots > 64 && (rf = OT__MALLOC((size_t)ode->nroots * sizeof *rf)) == NULL) {
-        ot__solution_fail_lane(sol, b, OT_ERR_NOMEM, "cannot allocate the root flags");
-        return -1;
-    }
-    int go_on = 0;
-    const int got = ot__ig_root_info(&w->ig, rf) == CV_SUCCESS;
-    const int stop = got ? ot__event_stop_root(ode, rf) : -1;
-    if (!got || stop >= 0 || sk->events == NULL) {
-        record_root(sol, b, t, ode, got ? rf : NULL);
-        char msg[200];
-        /* The stop is an event too: its state at the root. */
-        if (got && stop >= 0 && sk->events &&
-            ot__event_push(ode, &sk->events[b], t, stop, y, y, msg, sizeof msg) != OT_OK)
-            ot__solution_fail_lane(sol, b, OT_ERR_NOMEM, msg);
-    } else {
-        int changed = 0;
-        char msg[200];
-        const int st = ot__event_take(ode, &sk->events[b], t, rf, y, w->pbuf, b, &w->cb,
-                                      &changed, msg, sizeof msg);
-        go_on = 1;
-        if (st != OT_OK) {
-            ot__solution_fail_lane(sol, b, st, st == OT_ERR_CALLBACK ? w->cb.msg : msg);
-            go_on = -1;
-        } else if (changed && restart(w, sk, b, t, y) != 0) {
-            go_on = -1; /* the handler's state, from t */
-        }
-    }
-    if (rf != found)
-        free(rf);
-    return go_on;
+    return ot__lanes_emit(u->mode, u->sink, u->at[0], u->lane0, t, N_VGetArrayPointer(y));
 }
 
-/* Integrates lane b to `target`, its state there into dst, roots taken on
- * the way (solve/events.c): 1 reached, 0 stopped at a root (*tret its
- * time), -1 failed. With `exact` the integrator does not step past target
- * (a scheduled stop). A target at the lane's last restart is its state
- * there, with no step. */
-static int reach(ot__lanes_worker *w, const ot__sink *sk, int64_t b, double target,
-                 int exact, double *dst, double *tret)
+/* The step's row: the out function's, or y itself. */
+static int rows(ot__unit *u, double t, N_Vector y, double *dst)
 {
-    const ot__plan *pl = w->plan;
-    for (;;) {
-        *tret = target;
-        if (target == w->t_restart) {
-            memcpy(dst, w->y_restart, (size_t)w->n * sizeof *dst);
-            for (int64_t j = 0; pl->kind == OT__SENS && j < pl->ns; j++)
-                N_VSetArrayPointer(w->yS0 + j * w->n, w->yS[j]);
-            return 1;
-        }
-        N_VSetArrayPointer(dst, w->y);
-        if (exact)
-            ot__ig_set_stop_time(&w->ig, target);
-        int flag =
-            ot__ig_advance(&w->ig, target, w->y, tret, pl->ode->max_steps, pl->ode->rtol,
-                           ot__plan_t0(pl, b), w->cb.cv_msg, sizeof w->cb.cv_msg);
-        if (flag >= 0 && pl->kind == OT__SENS) {
-            for (int64_t j = 0; j < pl->ns; j++)
-                N_VSetArrayPointer(w->sens_scratch + j * w->n, w->yS[j]);
-            /* keep CV_ROOT_RETURN: only a failure replaces it */
-            const int sflag = CVodeGetSensDky(w->ig.mem, *tret, 0, w->yS);
-            flag = sflag < 0 ? sflag : flag;
-        }
-        if (flag < 0) {
-            char msg[320];
-            snprintf(msg, sizeof msg, "%s stopped before t = %g: %s", ot__ig_name(&w->ig),
-                     target, w->cb.cv_msg);
-            ot__lanes_fail(w, sk->sol, b, OT_ERR_SOLVER, msg);
-            return -1;
-        }
-        if (flag != CV_ROOT_RETURN)
-            return 1;
-        memcpy(w->yp_scratch, dst, (size_t)w->n * sizeof *dst);
-        const int go_on = take_roots(w, sk, b, *tret, w->yp_scratch);
-        if (go_on <= 0)
-            return go_on;
-        if (*tret == target) /* the root was at target: its state after the handler */
-            memcpy(dst, w->yp_scratch, (size_t)w->n * sizeof *dst);
-        if (*tret == target)
-            return 1;
-    }
-}
-
-/* Lane b's scheduled stop k at t, its state y there: the handler (root
- * -1 - k), recorded as an event, and the restart. @return 0 or -1 (failed). */
-static int take_stop(ot__lanes_worker *w, const ot__sink *sk, int64_t b, int64_t k,
-                     double t, double *y)
-{
-    const ot_ode *ode = w->plan->ode;
-    char msg[300];
-    int st = ot__event_push(ode, &sk->events[b], t, -1 - k, y, y, msg, sizeof msg);
-    if (st == OT_OK) {
-        const int rc =
-            ode->event_fn(t, (int)(-1 - k), b, ot__view_mut_compact(y, w->n, 1),
-                          ot__view_mut_compact(w->pbuf, w->plan->np, 1), ode->user);
-        ot__cb cb; /* the handler's own: not the lane's callback state */
-        ot__cb_reset(&cb);
-        if (rc != 0)
-            snprintf(msg, sizeof msg,
-                     "event handler returned %d at t = %g (scheduled stop %lld)", rc, t,
-                     (long long)k);
-        else if (ot__cb_finite(&cb, "event handler", "y", y, w->n, 1, b, t,
-                               OT__CB_FINAL) ||
-                 (w->plan->np > 0 && ot__cb_finite(&cb, "event handler", "p", w->pbuf,
-                                                   w->plan->np, 1, b, t, OT__CB_FINAL)))
-            snprintf(msg, sizeof msg, "%s", cb.msg);
-        st = rc != 0 || cb.failed ? OT_ERR_CALLBACK : OT_OK;
-        ot__record *r = &sk->events[b];
-        memcpy(r->y + (r->count - 1) * r->width + 1 + w->n, y, (size_t)w->n * sizeof *y);
-    }
-    if (st != OT_OK) {
-        ot__solution_fail_lane(sk->sol, b, st, msg);
-        return -1;
-    }
-    if (restart(w, sk, b, t, y) != 0)
-        return -1;
-    /* SUNDIALS 6.4 keeps the stop time it just reached (7 clears it), and
-     * would refuse to go on from it: aim the stop at the lane's last output,
-     * which it never needs to pass. */
-    const int64_t nt = ot__plan_nt(w->plan, b);
-    const double last = ot__plan_times(w->plan, b)[nt - 1];
-    if (last > t)
-        ot__ig_set_stop_time(&w->ig, last);
-    return 0;
-}
-
-static void solve_dense(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
-{
-    const ot__plan *pl = w->plan;
-    ot_solution *sol = sk->sol;
-    const double *times = ot__plan_times(pl, b),
-                 *stops = pl->stops ? ot__plan_stops(pl, b) : NULL;
-    const int64_t nt = ot__plan_nt(pl, b), nstops = ot__plan_nstops(pl, b);
-    int64_t k = 0;
-    int go = 1;
-    /* Stops at t0 come before the start. */
-    for (; go && k < nstops && stops[k] == w->t_restart; k++) {
-        memcpy(w->yp_scratch, w->y_restart, (size_t)w->n * sizeof(double));
-        go = take_stop(w, sk, b, k, stops[k], w->yp_scratch) == 0;
-    }
-    for (int64_t i = 0; go && i < nt && !ot__progress_cancelled(pl->prog); i++) {
-        const double tout = times[i];
-        double tret = tout;
-        double *dst = ot__lanes_state_dst(w, sk, i, b);
-        /* Stops up to and at tout: an output at a stop shows the state after. */
-        for (; go && k < nstops && stops[k] <= tout; k++) {
-            const int r = reach(w, sk, b, stops[k], 1, w->ym_scratch, &tret);
-            if (r == 1) {
-                memcpy(w->yp_scratch, w->ym_scratch, (size_t)w->n * sizeof(double));
-                go = take_stop(w, sk, b, k, stops[k], w->yp_scratch) == 0;
-            } else {
-                go = 0;
-            }
-        }
-        if (!go)
-            break;
-        const int r = reach(w, sk, b, tout, w->ig.m->exact_outputs, dst, &tret);
-        if (r < 0 || (r == 0 && tret < tout))
-            break;
-        int st = ot__lanes_emit(w, sk, i, b, tout, dst);
-        if (st != OT_OK) {
-            ot__solution_fail_lane(sol, b, st, w->cb.msg);
-            break;
-        }
-        sol->count[b] = i + 1;
-        sol->stats[b].final_time = tout;
-        if (r == 0) /* stopped at a root exactly at tout */
-            break;
-    }
-    if (sol->root_index && sol->root_index[b] >= 0 && sol->status[b] == OT_OK)
-        sol->stats[b].final_time = sol->root_time[b];
-}
-
-/* Records y at t as the next step: the out function's row or y itself. */
-static int emit_step(ot__lanes_worker *w, double t, const double *y)
-{
-    if (w->plan->ode->out) {
-        int st = ot__lanes_call_out(w, t, y, w->p, w->out_scratch);
-        if (st != OT_OK)
-            return st;
-        y = w->out_scratch;
-    }
-    double *slot = ot__record_push(&w->steps, t);
-    if (slot == NULL) {
-        snprintf(w->cb.msg, sizeof w->cb.msg,
-                 "cannot grow the step record past %lld steps",
-                 (long long)w->steps.count);
-        return OT_ERR_NOMEM;
-    }
-    memcpy(slot, y, (size_t)w->plan->rows * sizeof *y);
+    ot__lanes_worker *w = u->mode;
+    if (w->plan->ode->out)
+        return ot__lanes_call_out(w, t, N_VGetArrayPointer(y), w->p, dst);
+    memcpy(dst, N_VGetArrayPointer(y), (size_t)w->plan->rows * sizeof *dst);
     return OT_OK;
+}
+
+static void fail(ot__unit *u, int status, double t, const char *what, int solver)
+{
+    (void)t;
+    if (solver)
+        ot__lanes_fail(u->mode, u->sink->sol, u->lane0, status, what);
+    else
+        ot__solution_fail_lane(u->sink->sol, u->lane0, status, what);
+}
+
+static const ot__unit_ops lane_ops = {
+    .target = target,
+    .restart_state = restart_state,
+    .sens_at = sens_at,
+    .host_state = host_state,
+    .reinit = reinit,
+    .emit = emit,
+    .rows = rows,
+    .fail = fail,
+};
+
+/* Lane b as the run loop's unit: one lane on the worker's integrator,
+ * starting at its t0 from w->y_restart. */
+static ot__unit *lane_unit(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
+{
+    ot__unit *u = &w->unit;
+    const ot__plan *pl = w->plan;
+    *u = (ot__unit){.ops = &lane_ops,
+                    .mode = w,
+                    .plan = pl,
+                    .sink = sk,
+                    .ig = &w->ig,
+                    .cb = &w->cb,
+                    .lane0 = b,
+                    .k = 1,
+                    .n = w->n,
+                    .np = pl->np,
+                    .has_ls = w->LS != NULL,
+                    .stopped = &w->lane_state,
+                    .rootsfound = w->rootsfound,
+                    .p = w->pbuf,
+                    .at = &w->lane_at,
+                    .next = &w->lane_next,
+                    .knext = &w->lane_knext,
+                    .scratch = pl->kind == OT__STEPS ? w->ev_scratch : NULL,
+                    .before = &w->before,
+                    .steps = &w->steps,
+                    .t_restart = w->t_restart};
+    w->lane_state = OT__LANE_RUNNING;
+    return u;
 }
 
 /* Hands the lane's steps to the sink, trimmed to size; the worker starts a
@@ -424,62 +309,6 @@ static void hand_over(ot__lanes_worker *w, const ot__sink *sk, int64_t b)
     sk->records[b] = *r;
     r->t = r->y = NULL;
     r->count = r->cap = 0;
-}
-
-static void solve_steps(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
-{
-    const ot__plan *pl = w->plan;
-    ot_solution *sol = sk->sol;
-    int st = emit_step(w, pl->t0, N_VGetArrayPointer(w->y0));
-    if (st != OT_OK)
-        ot__solution_fail_lane(sol, b, st, w->cb.msg);
-    double t = pl->t0;
-    N_VSetArrayPointer(w->ys_scratch, w->y);
-    ot__ig_set_stop_time(&w->ig, pl->t_final);
-    while (st == OT_OK && t < pl->t_final && !ot__progress_cancelled(pl->prog)) {
-        if (w->steps.count > pl->step_limit) {
-            /* As CVODE's own max_steps failure: blamed on a callback that
-             * kept failing (fail_lane's cause reads cv_msg then). */
-            snprintf(w->cb.cv_msg, sizeof w->cb.cv_msg,
-                     "more than max_steps = %lld steps before t = %g",
-                     (long long)pl->step_limit, pl->t_final);
-            ot__lanes_fail(w, sol, b, OT_ERR_SOLVER, w->cb.cv_msg);
-            break;
-        }
-        int flag = ot__ig_evolve(&w->ig, pl->t_final, w->y, &t, 1);
-        if (flag >= 0 && ot__ig_time_check(&w->ig, pl->ode->rtol, ot__plan_t0(pl, b),
-                                           w->cb.cv_msg, sizeof w->cb.cv_msg) < 0)
-            flag = OT__IG_TIME_RESOLUTION;
-        if (flag < 0) {
-            char msg[320];
-            snprintf(msg, sizeof msg, "%s stopped at t = %g: %s", ot__ig_name(&w->ig), t,
-                     w->cb.cv_msg);
-            ot__lanes_fail(w, sol, b, OT_ERR_SOLVER, msg);
-            break;
-        }
-        st = emit_step(w, t, w->ys_scratch);
-        if (st != OT_OK) {
-            ot__solution_fail_lane(sol, b, st, w->cb.msg);
-            break;
-        }
-        if (flag == CV_ROOT_RETURN) {
-            memcpy(w->yp_scratch, w->ys_scratch, (size_t)w->n * sizeof *w->ys_scratch);
-            const int go_on = take_roots(w, sk, b, t, w->yp_scratch);
-            if (go_on <= 0)
-                break;
-            /* A changed state is a second step at the same time. */
-            if (memcmp(w->yp_scratch, w->ys_scratch, (size_t)w->n * sizeof(double)) !=
-                    0 &&
-                (st = emit_step(w, t, w->yp_scratch)) != OT_OK) {
-                ot__solution_fail_lane(sol, b, st, w->cb.msg);
-                break;
-            }
-        }
-    }
-    const int64_t k = w->steps.count;
-    sol->count[b] = k;
-    sol->stats[b].final_time = k > 0 ? w->steps.t[k - 1] : pl->t0;
-    hand_over(w, sk, b);
 }
 
 /* ---- Entry ---------------------------------------------------------------- */
@@ -543,10 +372,12 @@ void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
         ot__lanes_solve_adjoint(w, b, sk);
         return;
     }
-    if (pl->kind == OT__STEPS)
-        solve_steps(w, b, sk);
-    else
-        solve_dense(w, b, sk);
+    if (pl->kind == OT__STEPS) {
+        ot__run_steps(lane_unit(w, b, sk));
+        hand_over(w, sk, b);
+    } else {
+        ot__run_dense(lane_unit(w, b, sk));
+    }
     ot__lane_stats(w, &sol->stats[b]);
 }
 

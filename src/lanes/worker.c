@@ -308,8 +308,11 @@ int ot__lanes_worker_new(ot__lanes_worker **out, const ot__plan *pl)
     w->pwork = OT__MALLOC(((size_t)pl->ode->pwork + 1) * sizeof(double));
     w->pbar = OT__MALLOC(((size_t)pl->ns + np + 1) * sizeof(double));
     w->plist = OT__MALLOC(((size_t)pl->ns + 1) * sizeof(int));
+    w->rootsfound = OT__MALLOC(((size_t)pl->ode->nroots + 1) * sizeof(int));
+    w->ev_scratch = OT__MALLOC(n * sizeof(double) + 1);
     int st = OT_ERR_NOMEM;
-    if (ok && w->pbuf && w->pbar && w->plist && w->pwork &&
+    if (ok && w->pbuf && w->pbar && w->plist && w->pwork && w->rootsfound &&
+        w->ev_scratch &&
         OT__SUN_CALL(ot__sun_context_new(&w->ctx, &w->cb), -1) == 0) {
         w->y = OT__SUN_NEW(N_VMake_Serial(pl->n, w->ys_scratch, w->ctx));
         w->y0 = w->y ? OT__SUN_NEW(N_VMake_Serial(pl->n, w->y0_scratch, w->ctx)) : NULL;
@@ -364,6 +367,8 @@ void ot__lanes_worker_free(ot__lanes_worker *w)
     free(w->pbar);
     free(w->plist);
     free(w->pwork);
+    free(w->rootsfound);
+    free(w->ev_scratch);
     ot__record_free(&w->steps);
     free(w);
 }

@@ -8,6 +8,7 @@
 #include <sundials/sundials_nonlinearsolver.h>
 #include <sundials/sundials_nvector.h>
 
+#include "run/unit.h"
 #include "solve/callback.h"
 #include "solve/integ.h"
 #include "solve/solve.h"
@@ -49,6 +50,12 @@ typedef struct {
     ot__record steps;     /* ot_solve: this lane's steps, handed to the sink */
     struct ot__lanes_adj
         *adj; /* ot_solve_adjoint's backward parts (adjoint.c), or NULL */
+    /* The lane as the run loop's unit (lane.c), and its one-lane arrays. */
+    ot__unit unit;
+    unsigned char lane_state;
+    int64_t lane_at, lane_next, lane_knext;
+    int *rootsfound;    /* [nroots] (owned) */
+    double *ev_scratch; /* [n]: the state before handlers (owned) */
 } ot__lanes_worker;
 
 /* One CVODE(S) instance configured for plan, reused for every lane this

@@ -356,7 +356,9 @@ static int forward(adj *a, const ot__sink *sk)
             }
             y = L->yout;
         }
-        if (L->be->emit(L, sol, i, tout, y) != OT_OK) {
+        int est;
+        ot__lockstep_emit_all(L, sol, i, tout, y, &est);
+        if (est != OT_OK) {
             ot__lockstep_fail_batch(L, sol, OT_ERR_CALLBACK, tout, L->cb.msg);
             return 0;
         }

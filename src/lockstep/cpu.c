@@ -170,34 +170,17 @@ static int out_sens(ot__lockstep *L, double t, const double *y, const double *s,
     return OT_OK;
 }
 
-/* Whether lane b stores an output at t, and at which index (*at): output i
- * of every running lane, or with per-lane times (L->next) the lanes whose
- * next time is t. */
-static int due(const ot__lockstep *L, int64_t b, int64_t i, double t, int64_t *at)
-{
-    if (L->stopped[b])
-        return 0;
-    if (L->next == NULL) {
-        *at = i;
-        return 1;
-    }
-    const int64_t lane = L->lane0 + b, k = L->next[b];
-    *at = k;
-    return k < ot__plan_nt(L->plan, lane) && ot__plan_times(L->plan, lane)[k] == t;
-}
-
-/* Stores output i (per-lane times: each due lane's next) from state y. */
-static int emit(ot__lockstep *L, ot_solution *sol, int64_t i, double t, N_Vector yv)
+/* Stores output L->at[b] of each due lane from state y. */
+static int emit(ot__lockstep *L, ot_solution *sol, double t, N_Vector yv)
 {
     const double *y = N_VGetArrayPointer(yv);
     int st;
-    int64_t at;
     const double *rows = rows_at(L, t, y, &st);
     if (st != OT_OK)
         return st;
     for (int64_t b = 0; b < L->nbatch; b++)
-        if (due(L, b, i, t, &at))
-            ot__out_store(sol->ys, at, L->lane0 + b, rows + b * L->rows, L->rows);
+        if (L->at[b] >= 0)
+            ot__out_store(sol->ys, L->at[b], L->lane0 + b, rows + b * L->rows, L->rows);
     for (int64_t j = 0; L->plan->kind == OT__SENS && j < L->nsv; j++) {
         const double *s = N_VGetArrayPointer(L->yS[j]);
         if (L->plan->ode->out) {
@@ -206,16 +189,10 @@ static int emit(ot__lockstep *L, ot_solution *sol, int64_t i, double t, N_Vector
             s = L->o2;
         }
         for (int64_t b = 0; b < L->nbatch; b++)
-            if (due(L, b, i, t, &at))
-                ot__out_store(sol->sens[j], at, L->lane0 + b, s + b * L->rows, L->rows);
+            if (L->at[b] >= 0)
+                ot__out_store(sol->sens[j], L->at[b], L->lane0 + b, s + b * L->rows,
+                              L->rows);
     }
-    for (int64_t b = 0; b < L->nbatch; b++)
-        if (due(L, b, i, t, &at)) {
-            sol->count[L->lane0 + b] = at + 1;
-            sol->stats[L->lane0 + b].final_time = t;
-            if (L->next)
-                L->next[b]++;
-        }
     return OT_OK;
 }
 

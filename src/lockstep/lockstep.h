@@ -11,6 +11,7 @@
 #include <sundials/sundials_matrix.h>
 #include <sundials/sundials_nonlinearsolver.h>
 
+#include "run/unit.h"
 #include "solve/callback.h"
 #include "solve/integ.h"
 #include "solve/solve.h"
@@ -60,10 +61,10 @@ typedef struct {
  * live, the CVODE callbacks, and moving results out. Filled with designated
  * initializers; stopped_changed and host_state may be NULL. */
 typedef struct {
-    /* Stores output i at time t from state y (and sensitivities in L->yS)
-     * for every running lane and advances their counts; OT_ERR_CALLBACK when
-     * the out callback fails. */
-    int (*emit)(ot__lockstep *L, ot_solution *sol, int64_t i, double t, N_Vector y);
+    /* Stores output L->at[b] at time t from state y (and sensitivities in
+     * L->yS) for every lane b with L->at[b] >= 0 (the run loop counts
+     * them); OT_ERR_CALLBACK when the out callback fails. */
+    int (*emit)(ot__lockstep *L, ot_solution *sol, double t, N_Vector y);
     /* Writes the recorded rows of every lane at (t, y) into host dst
      * [rows, nbatch]. */
     int (*host_rows)(ot__lockstep *L, double t, N_Vector y, double *dst);
@@ -114,11 +115,10 @@ struct ot__lockstep {
     ot__cb cb;              /* the batch's callback problems and CVODE's messages */
     unsigned poisoned;    /* OT__POISONED_*: callbacks whose first output was poisoned */
     ot_lane_stats before; /* the batch's counters before its last restart at an event */
-    int64_t
-        *next; /* per-lane output times: each lane's next output index (owned), or NULL */
-    double t_restart;   /* the block's start, or its last restart (an event or a stop) */
-    int64_t reported;   /* progress reported for this block so far (progress.h units) */
-    N_Vector y_restart; /* its state then: L->y or L->yout */
+    N_Vector y_restart;   /* the state at the unit's last restart: L->y or L->yout */
+    ot__unit unit;        /* the block as the run loop's unit (loops.c) */
+    int64_t *at, *next, *knext; /* [nbatch] each: the unit's (owned) */
+    double *scratch;            /* [n, nbatch] for ot_solve: the unit's (owned) */
 };
 
 /* ---- The CPU solver (cpu.c) ---------------------------------------------- */
@@ -181,6 +181,10 @@ void ot__lockstep_free_common(ot__lockstep *L);
  * cause (a callback that made CVODE give up takes its place). */
 void ot__lockstep_fail_batch(ot__lockstep *L, ot_solution *sol, int status, double t,
                              const char *what);
+/* Output i at t from y for every running lane (shared times: the
+ * adjoint's forward pass), counted; *st the backend's status. */
+void ot__lockstep_emit_all(ot__lockstep *L, ot_solution *sol, int64_t i, double t,
+                           N_Vector y, int *st);
 /* The block's CVODE counters as every lane's statistics. */
 void ot__lockstep_batch_stats(ot__lockstep *L, ot_solution *sol);
 /* ot_solve_adjoint on a set-up CPU block (adjoint.c): outputs, loss and

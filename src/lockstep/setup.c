@@ -52,6 +52,10 @@ void ot__lockstep_free_common(ot__lockstep *L)
     SUNContext_Free(&L->ctx);
     free(L->stopped);
     free(L->rootsfound);
+    free(L->at);
+    free(L->next);
+    free(L->knext);
+    free(L->scratch);
 }
 
 /* The per-lane atol vector from ode->atol_vec into L->atolv. */

@@ -58,6 +58,28 @@ int ot__event_push(const ot_ode *ode, ot__record *r, double t, int64_t root,
     return OT_OK;
 }
 
+int ot__event_take_stop(const ot_ode *ode, ot__record *r, double t, int64_t k, double *y,
+                        double *p, int64_t lane, char *msg, size_t msg_len)
+{
+    const int64_t n = ode->n;
+    int st = ot__event_push(ode, r, t, -1 - k, y, y, msg, msg_len);
+    if (st != OT_OK)
+        return st;
+    const int rc = ode->event_fn(t, (int)(-1 - k), lane, ot__view_mut_compact(y, n, 1),
+                                 ot__view_mut_compact(p, ode->np, 1), ode->user);
+    ot__cb cb; /* the handler's own: not the lane's callback state */
+    ot__cb_reset(&cb);
+    if (rc != 0)
+        snprintf(msg, msg_len, "event handler returned %d at t = %g (scheduled stop %lld)",
+                 rc, t, (long long)k);
+    else if (ot__cb_finite(&cb, "event handler", "y", y, n, 1, lane, t, OT__CB_FINAL) ||
+             (ode->np > 0 && ot__cb_finite(&cb, "event handler", "p", p, ode->np, 1, lane,
+                                           t, OT__CB_FINAL)))
+        snprintf(msg, msg_len, "%s", cb.msg);
+    memcpy(r->y + (r->count - 1) * r->width + 1 + n, y, (size_t)n * sizeof *y);
+    return rc != 0 || cb.failed ? OT_ERR_CALLBACK : OT_OK;
+}
+
 int ot__event_take(const ot_ode *ode, ot__record *r, double t, const int *rootsfound,
                    double *y, double *p, int64_t lane, ot__cb *cb, int *changed,
                    char *msg, size_t msg_len)

@@ -41,6 +41,14 @@ int ot__event_take(const ot_ode *ode, ot__record *r, double t, const int *rootsf
                    double *y, double *p, int64_t lane, ot__cb *cb, int *changed,
                    char *msg, size_t msg_len);
 
+/* Scheduled stop k of one lane at t: recorded as an event (root -1 - k)
+ * around a call of the handler on y (n, changed in place) and p (np, the
+ * lane's copy), checked. @return OT_OK, OT_ERR_CALLBACK (the handler failed
+ * or wrote NaN/Inf), OT_ERR_SOLVER (more than max_events) or OT_ERR_NOMEM,
+ * the message in msg. */
+int ot__event_take_stop(const ot_ode *ode, ot__record *r, double t, int64_t k, double *y,
+                        double *p, int64_t lane, char *msg, size_t msg_len);
+
 /* Records one event of root `root` at t: y before and after (n each).
  * @return OT_OK, OT_ERR_SOLVER (more than max_events: msg) or OT_ERR_NOMEM. */
 int ot__event_push(const ot_ode *ode, ot__record *r, double t, int64_t root,

@@ -1,0 +1,449 @@
+/* The run loop (unit.h): output times, scheduled stops, roots and their
+ * handlers, every-step output, progress and cancel, once for every mode. */
+#include <cvodes/cvodes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "run/unit.h"
+#include "solve/advance.h"
+#include "solve/cv_setup.h"
+#include "solve/events.h"
+#include "solve/progress.h"
+
+/* ---- The unit's lanes ------------------------------------------------------ */
+
+static int all_stopped(const ot__unit *u)
+{
+    for (int64_t b = 0; b < u->k; b++)
+        if (u->stopped[b] == OT__LANE_RUNNING)
+            return 0;
+    return 1;
+}
+
+/* Lane b of the unit fails alone with status and msg. */
+static void lane_fails(ot__unit *u, int64_t b, int status, const char *msg)
+{
+    ot__solution_fail_lane(u->sink->sol, u->lane0 + b, status, msg);
+    u->stopped[b] = OT__LANE_FAILED;
+}
+
+/* Every running lane of the unit fails (the mode says how, ops->fail). */
+static void unit_fails(ot__unit *u, int status, double t, const char *what, int solver)
+{
+    u->ops->fail(u, status, t, what, solver);
+    for (int64_t b = 0; b < u->k; b++)
+        if (u->stopped[b] == OT__LANE_RUNNING)
+            u->stopped[b] = OT__LANE_FAILED;
+}
+
+void ot__run_keep_counters(ot__unit *u)
+{
+    ot_lane_stats s;
+    memset(&s, 0, sizeof s);
+    ot__ig_stats(u->ig, u->has_ls, &s);
+    ot__cv_stats_add(u->before, &s);
+}
+
+/* Restarts the unit at t from host (y's state, maybe changed by handlers):
+ * order 1, a new step, the counters kept. 0, or -1 when the unit failed. */
+static int restart(ot__unit *u, double t, N_Vector y, double *host)
+{
+    ot__run_keep_counters(u);
+    if (u->ops->reinit(u, t, y, host) != CV_SUCCESS) {
+        unit_fails(u, OT_ERR_SOLVER, t, u->cb->cv_msg, 1);
+        return -1;
+    }
+    u->t_restart = t;
+    return 0;
+}
+
+/* Progress as the unit goes: its lanes times the fraction done (frac in
+ * [0, 1]). */
+static void report(ot__unit *u, double frac)
+{
+    if (!u->report)
+        return;
+    const double f = frac > 0 ? (frac < 1 ? frac : 1.0) : 0.0;
+    const int64_t units = (int64_t)(f * (double)(u->k * OT__PROGRESS_ONE));
+    if (units > u->reported) {
+        ot__progress_add(u->plan->prog, units - u->reported);
+        u->reported = units;
+    }
+}
+
+/* ---- Roots and stops ------------------------------------------------------- */
+
+/* The roots that fired at t, y the unit's state there. A lane whose STOP
+ * root fired (or any root, where the mode cannot show handlers the state)
+ * stops there, recorded as its root and, with recorded events, as an event;
+ * the others record their events, calling the handler for HANDLE roots on
+ * their own [n, 1] column and params. A handler that fails fails its lane
+ * alone. at_output: t is the output time being reached, so a lane that stops
+ * here still gets that output (at[b] = -2). When a handler ran, the unit
+ * restarts at t from the handlers' states. @return -1 the restart failed,
+ * 0 no restart, 1 restarted, 2 restarted with a state a handler changed. */
+static int take_roots(ot__unit *u, double t, N_Vector y, int at_output)
+{
+    const ot_ode *ode = u->plan->ode;
+    ot_solution *sol = u->sink->sol;
+    const int64_t nr = ode->nroots, n = u->n, np = u->np;
+    const int got = ot__ig_root_info(u->ig, u->rootsfound) == CV_SUCCESS;
+    double *yd = u->ops->host_state && u->sink->events ? u->ops->host_state(u, y) : NULL;
+    if (yd && u->scratch)
+        memcpy(u->scratch, yd, (size_t)(n * u->k) * sizeof *yd);
+    int changed_any = 0, left = 0;
+    for (int64_t b = 0; b < u->k; b++) {
+        const int *rf = got ? u->rootsfound + b * nr : NULL;
+        int fired = -1;
+        for (int64_t r = 0; rf && r < nr && fired < 0; r++)
+            fired = rf[r] != 0 ? (int)r : -1;
+        if (u->stopped[b] != OT__LANE_RUNNING || (got && fired < 0))
+            continue;
+        const int64_t lane = u->lane0 + b;
+        const int stop = got ? ot__event_stop_root(ode, rf) : -1;
+        char msg[200];
+        if (stop >= 0 || yd == NULL) {
+            u->stopped[b] = OT__LANE_ROOT;
+            left = 1;
+            sol->root_index[lane] = stop >= 0 ? stop : fired >= 0 ? fired : 0;
+            sol->root_time[lane] = t;
+            sol->stats[lane].final_time = t;
+            if (at_output)
+                u->at[b] = -2;
+            /* The stop is an event too: its state at the root. */
+            if (stop >= 0 && yd &&
+                ot__event_push(ode, &u->sink->events[lane], t, stop, yd + b * n,
+                               yd + b * n, msg, sizeof msg) != OT_OK)
+                ot__solution_fail_lane(sol, lane, OT_ERR_NOMEM, msg);
+            continue;
+        }
+        /* The handler's failure is its lane's: its own callback state. */
+        ot__cb cb;
+        ot__cb_reset(&cb);
+        int changed = 0;
+        const int st = ot__event_take(ode, &u->sink->events[lane], t, rf, yd + b * n,
+                                      u->p + b * np, lane, &cb, &changed, msg, sizeof msg);
+        if (st != OT_OK) {
+            lane_fails(u, b, st, st == OT_ERR_CALLBACK ? cb.msg : msg);
+            left = 1;
+        } else {
+            changed_any |= changed;
+        }
+    }
+    if (left && u->ops->stopped_changed)
+        u->ops->stopped_changed(u);
+    if (!changed_any || all_stopped(u))
+        return 0;
+    const int differs =
+        u->scratch && memcmp(u->scratch, yd, (size_t)(n * u->k) * sizeof *yd) != 0;
+    return restart(u, t, y, yd) != 0 ? -1 : 1 + differs;
+}
+
+/* Integrates the unit to target (its state there in *y; output i, or an
+ * OT__TARGET_*), roots taken on the way: 1 reached, 0 every lane stopped,
+ * -1 the unit failed. With `exact` the integrator does not step past
+ * target (a scheduled stop). A target at the last restart is the state
+ * there, with no step. */
+static int reach(ot__unit *u, double target, int exact, int64_t i, N_Vector *y)
+{
+    const ot__plan *pl = u->plan;
+    for (;;) {
+        N_Vector dst = u->ops->target(u, i);
+        if (target == u->t_restart) {
+            *y = u->ops->restart_state(u, dst);
+            return 1;
+        }
+        if (exact)
+            ot__ig_set_stop_time(u->ig, target);
+        double tret = target;
+        int flag = ot__ig_advance(u->ig, target, dst, &tret, pl->ode->max_steps,
+                                  pl->ode->rtol, ot__plan_t0(pl, u->lane0),
+                                  u->cb->cv_msg, sizeof u->cb->cv_msg);
+        if (flag >= 0 && pl->kind == OT__SENS) {
+            /* keep the root return: only a failure replaces it */
+            const int sflag = u->ops->sens_at(u, tret);
+            flag = sflag < 0 ? sflag : flag;
+        }
+        if (flag < 0) {
+            double tcur = pl->t0, hlast, hcur;
+            ot__ig_times(u->ig, &tcur, &hlast, &hcur);
+            char msg[320];
+            snprintf(msg, sizeof msg, "%s stopped before t = %g: %s", ot__ig_name(u->ig),
+                     target, u->cb->cv_msg);
+            unit_fails(u, OT_ERR_SOLVER, tcur, msg, 1);
+            return -1;
+        }
+        if (flag != OT__IG_ROOT_RETURN) {
+            *y = dst;
+            return 1;
+        }
+        const int rc = take_roots(u, tret, dst, i >= 0 && tret == target);
+        if (rc < 0)
+            return -1;
+        if (all_stopped(u))
+            return 0;
+        if (tret == target) { /* the root was at target: the state after it */
+            *y = rc > 0 ? u->ops->restart_state(u, dst) : dst;
+            return 1;
+        }
+    }
+}
+
+/* The lanes whose next scheduled stop is t (state y): the handler on each
+ * (root -1 - k), recorded as an event; a lane whose handler fails fails
+ * alone. Then the unit restarts at t, its stop time aimed at `last` (SUNDIALS
+ * 6.4 keeps the stop time it just reached, 7 clears it, and 6.4 would
+ * refuse to go on from it). @return 1 go on, 0 every lane stopped, -1 the
+ * unit failed. */
+static int take_stops(ot__unit *u, double t, N_Vector y, double last)
+{
+    const ot__plan *pl = u->plan;
+    double *yd = u->ops->host_state(u, y);
+    int taken = 0, left = 0;
+    for (int64_t b = 0; b < u->k; b++) {
+        const int64_t lane = u->lane0 + b, k = u->knext[b];
+        if (u->stopped[b] != OT__LANE_RUNNING || k >= ot__plan_nstops(pl, lane) ||
+            ot__plan_stops(pl, lane)[k] != t)
+            continue;
+        u->knext[b]++;
+        char msg[300];
+        const int st = ot__event_take_stop(pl->ode, &u->sink->events[lane], t, k,
+                                           yd + b * u->n, u->p + b * u->np, lane, msg,
+                                           sizeof msg);
+        if (st != OT_OK) {
+            lane_fails(u, b, st, msg);
+            left = 1;
+        } else {
+            taken = 1;
+        }
+    }
+    if (left && u->ops->stopped_changed)
+        u->ops->stopped_changed(u);
+    if (!taken || all_stopped(u))
+        return all_stopped(u) ? 0 : 1;
+    if (restart(u, t, y, yd) != 0)
+        return -1;
+    if (last > t)
+        ot__ig_set_stop_time(u->ig, last);
+    return 1;
+}
+
+/* ---- Output times ---------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The sorted union of the unit's lanes' times (times(pl, lane), count(pl,
+ * lane) of them), in *out (the caller frees it). @return their number, or
+ * -1 out of memory. */
+static int64_t union_of(const ot__unit *u,
+                        const double *(*times)(const ot__plan *, int64_t),
+                        int64_t (*count)(const ot__plan *, int64_t), double **out)
+{
+    const ot__plan *pl = u->plan;
+    int64_t total = 0, k = 0;
+    for (int64_t b = 0; b < u->k; b++)
+        total += count(pl, u->lane0 + b);
+    double *v = OT__MALLOC((size_t)(total > 0 ? total : 1) * sizeof *v);
+    if (v == NULL)
+        return -1;
+    for (int64_t b = 0; b < u->k; b++) {
+        const int64_t nt = count(pl, u->lane0 + b);
+        memcpy(v + k, times(pl, u->lane0 + b), (size_t)nt * sizeof *v);
+        k += nt;
+    }
+    qsort(v, (size_t)total, sizeof *v, cmp_double);
+    int64_t m = 0;
+    for (int64_t i = 0; i < total; i++)
+        if (m == 0 || v[i] != v[m - 1])
+            v[m++] = v[i];
+    *out = v;
+    return m;
+}
+
+/* Output i of the union at t (state y): each lane whose next output time is
+ * t stores it (a lane that stopped at a root at t too); a lane past its own
+ * last output time is done and stands still. OT_OK, or the emit's status
+ * (the unit failed). */
+static int emit_due(ot__unit *u, int64_t i, double t, N_Vector y, int shared)
+{
+    const ot__plan *pl = u->plan;
+    ot_solution *sol = u->sink->sol;
+    int any = 0, left = 0;
+    for (int64_t b = 0; b < u->k; b++) {
+        const int64_t lane = u->lane0 + b, at = shared ? i : u->next[b];
+        const int here = u->stopped[b] == OT__LANE_RUNNING || u->at[b] == -2;
+        const int due = here && at < ot__plan_nt(pl, lane) &&
+                        (shared || ot__plan_times(pl, lane)[at] == t);
+        u->at[b] = due ? at : -1;
+        any |= due;
+    }
+    if (!any)
+        return OT_OK;
+    const int st = u->ops->emit(u, t, y);
+    if (st != OT_OK) {
+        unit_fails(u, st, t, u->cb->msg, 0);
+        return st;
+    }
+    for (int64_t b = 0; b < u->k; b++) {
+        if (u->at[b] < 0)
+            continue;
+        const int64_t lane = u->lane0 + b;
+        sol->count[lane] = u->at[b] + 1;
+        sol->stats[lane].final_time = t;
+        u->next[b] = u->at[b] + 1;
+        if (!shared && u->stopped[b] == OT__LANE_RUNNING &&
+            u->next[b] >= ot__plan_nt(pl, lane)) {
+            u->stopped[b] = OT__LANE_DONE; /* no events past its own times */
+            left = 1;
+        }
+    }
+    if (left && u->ops->stopped_changed)
+        u->ops->stopped_changed(u);
+    return OT_OK;
+}
+
+void ot__run_dense(ot__unit *u)
+{
+    const ot__plan *pl = u->plan;
+    /* Shared times, one lane's, or (per lane) the union of the lanes'.
+     * Scheduled stops: one lane's, or the union. */
+    const int shared = u->k == 1 || !pl->t_lanes;
+    double *owned = NULL, *ustops = NULL;
+    const double *times = ot__plan_times(pl, u->lane0), *stops = NULL;
+    int64_t nts = ot__plan_nt(pl, u->lane0), nus = 0, ks = 0;
+    if (!shared) {
+        nts = union_of(u, ot__plan_times, ot__plan_nt, &owned);
+        times = owned;
+    }
+    if (pl->stops && u->k == 1) {
+        stops = ot__plan_stops(pl, u->lane0);
+        nus = ot__plan_nstops(pl, u->lane0);
+    } else if (pl->stops && nts >= 0) {
+        nus = union_of(u, ot__plan_stops, ot__plan_nstops, &ustops);
+        stops = ustops;
+    }
+    if (nts < 0 || nus < 0) {
+        snprintf(u->cb->msg, sizeof u->cb->msg, "cannot allocate the lanes' times");
+        unit_fails(u, OT_ERR_NOMEM, pl->t0, u->cb->msg, 0);
+        nts = nus = 0;
+    }
+    for (int64_t b = 0; b < u->k; b++)
+        u->next[b] = u->knext[b] = 0;
+    const double last = nts > 0 ? times[nts - 1] : pl->t0;
+    N_Vector y = NULL;
+    int r = 1;
+    /* Stops at the start come before it. */
+    for (; r == 1 && ks < nus && stops[ks] == u->t_restart; ks++) {
+        y = u->ops->restart_state(u, u->ops->target(u, OT__TARGET_STOP));
+        r = take_stops(u, stops[ks], y, last);
+    }
+    for (int64_t i = 0; r == 1 && i < nts && !all_stopped(u) &&
+                        !ot__progress_cancelled(pl->prog);
+         i++) {
+        const double tout = times[i];
+        /* Stops up to and at tout: an output at a stop shows the state after. */
+        for (; r == 1 && ks < nus && stops[ks] <= tout; ks++)
+            if ((r = reach(u, stops[ks], 1, OT__TARGET_STOP, &y)) == 1)
+                r = take_stops(u, stops[ks], y, last);
+        if (r != 1)
+            break;
+        for (int64_t b = 0; b < u->k; b++)
+            u->at[b] = -1;
+        if ((r = reach(u, tout, u->ig->m->exact_outputs, i, &y)) < 0 ||
+            emit_due(u, i, tout, y, shared) != OT_OK)
+            break;
+        report(u, (double)(i + 1) / (double)nts);
+    }
+    free(owned);
+    free(ustops);
+}
+
+/* ---- Every step ------------------------------------------------------------ */
+
+/* The unit's rows at (t, y) as the next step of its record. */
+static int record_step(ot__unit *u, double t, N_Vector y)
+{
+    double *slot = ot__record_push(u->steps, t);
+    if (slot == NULL) {
+        snprintf(u->cb->msg, sizeof u->cb->msg,
+                 "cannot grow the step record past %lld steps",
+                 (long long)u->steps->count);
+        return OT_ERR_NOMEM;
+    }
+    return u->ops->rows(u, t, y, slot);
+}
+
+/* Running lanes now have the record's steps, the last at t. */
+static void count_steps(ot__unit *u, double t)
+{
+    ot_solution *sol = u->sink->sol;
+    for (int64_t b = 0; b < u->k; b++)
+        if (u->stopped[b] == OT__LANE_RUNNING) {
+            sol->count[u->lane0 + b] = u->steps->count;
+            sol->stats[u->lane0 + b].final_time = t;
+        }
+}
+
+void ot__run_steps(ot__unit *u)
+{
+    const ot__plan *pl = u->plan;
+    double t = pl->t0;
+    for (int64_t b = 0; b < u->k; b++)
+        u->sink->sol->stats[u->lane0 + b].final_time = t;
+    N_Vector y = u->ops->restart_state(u, u->ops->target(u, OT__TARGET_STEP));
+    int st = record_step(u, t, y);
+    if (st != OT_OK)
+        unit_fails(u, st, t, u->cb->msg, 0);
+    else
+        count_steps(u, t);
+    ot__ig_set_stop_time(u->ig, pl->t_final);
+    while (!all_stopped(u) && t < pl->t_final && !ot__progress_cancelled(pl->prog)) {
+        report(u, (t - pl->t0) / (pl->t_final - pl->t0));
+        if (u->steps->count > pl->step_limit) {
+            /* As CVODE's own max_steps failure: blamed on a callback that
+             * kept failing (the cause reads cv_msg then). */
+            snprintf(u->cb->cv_msg, sizeof u->cb->cv_msg,
+                     "more than max_steps = %lld steps before t = %g",
+                     (long long)pl->step_limit, pl->t_final);
+            unit_fails(u, OT_ERR_SOLVER, t, u->cb->cv_msg, 1);
+            break;
+        }
+        N_Vector dst = u->ops->target(u, OT__TARGET_STEP);
+        int flag = ot__ig_evolve(u->ig, pl->t_final, dst, &t, 1);
+        if (flag >= 0 && ot__ig_time_check(u->ig, pl->ode->rtol, pl->t0, u->cb->cv_msg,
+                                           sizeof u->cb->cv_msg) < 0)
+            flag = OT__IG_TIME_RESOLUTION;
+        if (flag < 0) {
+            char msg[320];
+            snprintf(msg, sizeof msg, "%s stopped at t = %g: %s", ot__ig_name(u->ig), t,
+                     u->cb->cv_msg);
+            unit_fails(u, OT_ERR_SOLVER, t, msg, 1);
+            break;
+        }
+        if ((st = record_step(u, t, dst)) != OT_OK) {
+            unit_fails(u, st, t, u->cb->msg, 0);
+            break;
+        }
+        count_steps(u, t);
+        if (flag != OT__IG_ROOT_RETURN)
+            continue;
+        const int rc = take_roots(u, t, dst, 0);
+        if (rc < 0)
+            break;
+        /* A state a handler changed is a second step at the same time. */
+        if (rc == 2 && !all_stopped(u)) {
+            y = u->ops->restart_state(u, u->ops->target(u, OT__TARGET_STEP));
+            if ((st = record_step(u, t, y)) != OT_OK) {
+                unit_fails(u, st, t, u->cb->msg, 0);
+                break;
+            }
+            count_steps(u, t);
+        }
+    }
+}

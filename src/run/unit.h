@@ -1,0 +1,115 @@
+/* Private: the run loop (run/loop.c) and the unit of work it drives. The
+ * time loop of every mode exists once, over a unit: one lane (lanes mode)
+ * or a block of lanes (lockstep, CPU or CUDA) on one integrator. It walks
+ * the output times (the union of the unit's lanes'), takes scheduled stops
+ * and roots (recorded, handled or stopping) on the way, records every step
+ * for ot_solve, and reports progress and honours cancel. A mode supplies
+ * only what differs (ot__unit_ops): where the integrator writes the state,
+ * the host copy event handlers change, how the integrator restarts, how
+ * outputs are stored and how the unit fails. The loop makes the same
+ * integrator calls in the same order whatever the mode, so one lane of
+ * lockstep is lanes mode bit for bit, and lanes mode stays raw CVODE. */
+#ifndef OT_SRC_RUN_UNIT_H
+#define OT_SRC_RUN_UNIT_H
+
+#include "solve/callback.h"
+#include "solve/integ.h"
+#include "solve/solve.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A lane's state in its unit (unit->stopped[b]). A lane that is not
+ * running stands still: its derivative and Jacobian block are zero, its
+ * root functions held away from zero, and it has no say in the norm. */
+enum {
+    OT__LANE_RUNNING = 0,
+    OT__LANE_ROOT = 1,   /* stopped at a root (OT_EVENT_STOP) */
+    OT__LANE_FAILED = 2, /* failed: status and message are in the solution */
+    OT__LANE_DONE = 3    /* past its own last output time */
+};
+
+/* Targets of ops->target besides an output index. */
+enum { OT__TARGET_STOP = -1, OT__TARGET_STEP = -2 };
+
+typedef struct ot__unit ot__unit;
+
+/* What a mode supplies. Every hook is required unless said otherwise. */
+typedef struct {
+    /* The vector the integrator writes the state into on its way to output
+     * i (>= 0), a scheduled stop (OT__TARGET_STOP) or the next step
+     * (OT__TARGET_STEP). */
+    N_Vector (*target)(ot__unit *u, int64_t i);
+    /* The state at the unit's last restart (u->t_restart), put in target
+     * when the mode keeps outputs there; returns the vector holding it. */
+    N_Vector (*restart_state)(ot__unit *u, N_Vector target);
+    /* After an advance to t: the sensitivities there (OT__SENS only).
+     * Returns the integrator's flag. */
+    int (*sens_at)(ot__unit *u, double t);
+    /* Writable host memory [n, k] holding y's state, for event handlers
+     * (NULL hook: the mode cannot show handlers the state; roots only stop
+     * lanes there). */
+    double *(*host_state)(ot__unit *u, N_Vector y);
+    /* Restarts the integrator at t from host (the state host_state gave for
+     * y, maybe changed by handlers): afterwards restart_state gives it.
+     * Returns the integrator's flag. */
+    int (*reinit)(ot__unit *u, double t, N_Vector y, double *host);
+    /* Stores output u->at[b] from state y at t for every lane b with
+     * u->at[b] >= 0 (outputs, sensitivities, out's rows). OT_OK, or a
+     * status with the message in u->cb->msg. */
+    int (*emit)(ot__unit *u, double t, N_Vector y);
+    /* The recorded rows of every lane at (t, y) into host dst [rows, k]
+     * (ot_solve). OT_OK, or a status with the message in u->cb->msg. */
+    int (*rows)(ot__unit *u, double t, N_Vector y, double *dst);
+    /* Lanes just left the running state (NULL: the mode reads stopped as
+     * it is). */
+    void (*stopped_changed)(ot__unit *u);
+    /* The unit's integrator or output failed at t: its running lanes fail
+     * with status and `what` (solver: an integrator failure, whose cause
+     * may be a callback that kept failing, ot__cb_cause). */
+    void (*fail)(ot__unit *u, int status, double t, const char *what, int solver);
+} ot__unit_ops;
+
+/* A unit of work: k lanes [lane0, lane0 + k) of the plan on one
+ * integrator. The mode fills it (arrays of k entries it owns) before
+ * ot__run_dense or ot__run_steps. */
+struct ot__unit {
+    const ot__unit_ops *ops;
+    void *mode; /* the mode's state (its worker or block) */
+    const ot__plan *plan;
+    const ot__sink *sink;
+    ot__ig *ig;
+    ot__cb *cb; /* the unit's callback state; cv_msg gets the integrator's */
+    int64_t lane0, k, n, np;
+    int has_ls;             /* the integrator has a linear solver (statistics) */
+    int report;             /* report progress as it goes (lockstep blocks) */
+    unsigned char *stopped; /* [k]: OT__LANE_* */
+    int *rootsfound;        /* [nroots * k] */
+    double *p;              /* [np, k]: the lanes' params, a copy handlers may change */
+    int64_t *at;            /* [k]: for emit, each lane's output index or -1 */
+    int64_t *next;          /* [k]: each lane's next output */
+    int64_t *knext;         /* [k]: each lane's next scheduled stop */
+    double *scratch;        /* [n, k] host: the state before handlers (steps) */
+    ot_lane_stats *before;  /* counters before the last restart (CVODE zeroes them) */
+    ot__record *steps;      /* ot_solve: the unit's record (width rows * k) */
+    double t_restart;       /* the unit's start, or its last restart */
+    int64_t reported;       /* progress reported so far (progress.h units) */
+};
+
+/* The dense (and sensitivity) loop: every output time of the unit's lanes,
+ * stops and roots on the way. Counts, roots, final times and failures go
+ * into the sink's solution. The unit starts at u->t_restart. */
+void ot__run_dense(ot__unit *u);
+/* Every step from the start to plan->t_final into u->steps. */
+void ot__run_steps(ot__unit *u);
+
+/* The integrator's counters so far added to u->before (before a restart,
+ * which zeroes them). */
+void ot__run_keep_counters(ot__unit *u);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
