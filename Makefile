@@ -100,7 +100,7 @@ LIB_SRC := src/core/error.c \
            src/solve/advance.c src/solve/integ.c src/solve/progress.c src/solve/events.c src/solve/pool.c src/solve/sens.c src/solve/adjoint.c \
            src/run/loop.c \
            src/lanes/lanes.c src/lanes/worker.c src/lanes/lane.c src/lanes/adjoint.c \
-           src/lockstep/setup.c src/lockstep/loops.c src/lockstep/cpu.c src/lockstep/callbacks.c \
+           src/lockstep/setup.c src/lockstep/loops.c src/lockstep/cpu.c src/lockstep/callbacks.c src/lockstep/alone.c \
            src/lockstep/lane_vector.c src/lockstep/block_dense.c src/lockstep/adjoint.c \
            src/cuda/none.c
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)

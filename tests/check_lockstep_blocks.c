@@ -242,11 +242,9 @@ START_TEST(a_failing_lane_stops_its_own_block_only)
     ck_assert_status(ot_ode_set_threads(ode, 2), OT_OK, NULL);
     ot_solution *s = NULL;
     ck_assert_status(solve(DENSE, ode, p, 0, NB, &s), OT_ERR_LANES_FAILED,
-                     "8 of 37 lanes failed; lane 8: lockstep batch stopped at t = ");
+                     "1 of 37 lanes failed; lane 11: rhs returned -1 at t = ");
     for (int64_t b = 0; b < NB; b++)
-        ck_assert_int_eq(ot_solution_lane_status(s, b),
-                         b >= 8 && b < 16 ? OT_ERR_CALLBACK : OT_OK);
-    ck_assert(strstr(ot_solution_lane_message(s, 8), "rhs returned -1 at t = ") != NULL);
+        ck_assert_int_eq(ot_solution_lane_status(s, b), b == 11 ? OT_ERR_CALLBACK : OT_OK);
     /* The other blocks are untouched: the same bits as without the fault. */
     p[3 * 11 + 2] = -p[3 * 11 + 2];
     ot_solution *clean = NULL;

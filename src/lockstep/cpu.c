@@ -34,19 +34,35 @@ static void free_solver(ot__lockstep *L)
     free(L->inc);
     free(L->jb);
     free(L->db);
+    free(L->blame.count);
+    free(L->retries);
 }
 
-/* init over every lane at params p into y ([n, nbatch]). */
+typedef struct {
+    const double *p;
+    double *y;
+} init_call;
+
+static int init_run(ot__lockstep *L, int64_t b, int64_t len, void *ctx)
+{
+    const init_call *c = ctx;
+    return L->plan->ode->init(ot__view_compact(c->p + b * L->np, L->np, len),
+                              ot__view_mut_compact(c->y + b * L->n, L->n, len),
+                              L->plan->ode->user);
+}
+
+/* init over every lane at params p into y ([n, nbatch]). A lane whose init
+ * fails leaves the block before it starts (alone.c; its y0 zeroed). */
 static int call_init(ot__lockstep *L, const double *p, double *y)
 {
-    const ot_ode *ode = L->plan->ode;
     ot__lockstep_poison_first(&L->poisoned, OT__POISONED_INIT, y, L->n * L->nbatch);
-    const int rc = ode->init(ot__view_compact(p, L->np, L->nbatch),
-                             ot__view_mut_compact(y, L->n, L->nbatch), ode->user);
-    if (rc != 0) {
-        ot__cb_note(&L->cb, -1, "init returned %d", rc);
+    init_call c = {p, y};
+    if (ot__lockstep_call(L, "init", NAN, OT__CB_FINAL, init_run, &c) != 0 &&
+        L->unit.nfailed < L->nbatch) /* not every lane alone: the block's */
         return OT_ERR_CALLBACK;
-    }
+    for (int64_t b = 0; b < L->nbatch; b++)
+        if (L->stopped[b] == OT__LANE_FAILED)
+            memset(y + b * L->n, 0, (size_t)L->n * sizeof *y);
     return OT_OK;
 }
 
@@ -82,8 +98,8 @@ static int initial_state(ot__lockstep *L)
             for (int64_t i = b * n; i < (b + 1) * n; i++)
                 s[i] = (L->yp[i] - L->ym[i]) / (2 * ot__fd_step(L->p[b * np + j]));
     }
-    if (ot__cb_finite(&L->cb, "init", "y0", y, n, nbatch, L->lane0, NAN, OT__CB_FINAL) !=
-        0)
+    if (ot__lockstep_isolate_nonfinite(L, "init", "y0", y, n, NAN, OT__CB_FINAL) != 0 &&
+        L->unit.nfailed < L->nbatch)
         return OT_ERR_CALLBACK;
     return OT_OK;
 }
@@ -102,31 +118,38 @@ static void make_linear(ot__lockstep *L)
 
 /* ---- Moving results out ---------------------------------------------------- */
 
-/* As in lanes mode, NaN/Inf from out fails the output (no retry can help):
- * OT_ERR_CALLBACK naming the first running lane that wrote one. */
-static int out_finite(ot__lockstep *L, double t, const double *o)
+/* One lane's out call (ot__lockstep_isolate_returned). */
+typedef struct {
+    double t;
+    const double *y, *p;
+    double *o;
+} out_call;
+
+static int out_run(ot__lockstep *L, int64_t b, int64_t len, void *ctx)
 {
-    for (int64_t b = 0; b < L->nbatch; b++)
-        if (!L->stopped[b] && ot__cb_finite(&L->cb, "out", "o", o + b * L->rows, L->rows,
-                                            1, L->lane0 + b, t, OT__CB_FINAL) != 0)
-            return OT_ERR_CALLBACK;
-    return OT_OK;
+    const out_call *c = ctx;
+    return L->plan->ode->out(c->t, ot__view_compact(c->y + b * L->n, L->n, len),
+                             ot__view_compact(c->p + b * L->np, L->np, len),
+                             ot__view_mut_compact(c->o + b * L->rows, L->rows, len),
+                             L->plan->ode->user);
 }
 
-/* out over every lane at (t, y, p) into o ([rows, nbatch]), checked. */
+/* out over every lane at (t, y, p) into o ([rows, nbatch]), checked. As in
+ * lanes mode NaN/Inf from out fails (no retry can help), and a lane whose
+ * out fails leaves the block alone (alone.c). */
 static int call_out(ot__lockstep *L, double t, const double *y, const double *p,
                     double *o)
 {
-    const ot_ode *ode = L->plan->ode;
     ot__lockstep_poison_first(&L->poisoned, OT__POISONED_OUT, o, L->rows * L->nbatch);
-    const int rc = ode->out(t, ot__view_compact(y, L->n, L->nbatch),
-                            ot__view_compact(p, L->np, L->nbatch),
-                            ot__view_mut_compact(o, L->rows, L->nbatch), ode->user);
-    if (rc != 0) {
-        ot__cb_returned(&L->cb, "out", rc, t, OT__CB_FINAL);
+    out_call c = {t, y, p, o};
+    if (ot__lockstep_call(L, "out", t, OT__CB_FINAL, out_run, &c) < 0)
         return OT_ERR_CALLBACK;
-    }
-    return out_finite(L, t, o);
+    for (int64_t b = 0; b < L->nbatch; b++) /* a failed lane's state is no output */
+        if (L->stopped[b] == OT__LANE_FAILED)
+            memset(o + b * L->rows, 0, (size_t)L->rows * sizeof *o);
+    return ot__lockstep_isolate_nonfinite(L, "out", "o", o, L->rows, t, OT__CB_FINAL) < 0
+               ? OT_ERR_CALLBACK
+               : OT_OK;
 }
 
 /* The recorded rows for all lanes at (t, y): y itself or the out function's. */
@@ -250,7 +273,13 @@ static int make_solver(ot__lockstep *L, const ot__plan *pl)
         return OT_ERR_NOMEM;
     for (int64_t b = 0; b < L->nbatch && np > 0; b++)
         memcpy(L->p + b * L->np, ot_view_lane(pl->p, b), np * sizeof *L->p);
+    L->blame.count = OT__CALLOC(nbatch, sizeof *L->blame.count);
+    L->retries = OT__CALLOC(nbatch, sizeof *L->retries);
+    if (!L->blame.count || !L->retries)
+        return OT_ERR_NOMEM;
     L->y = ot__lockstep_vector_new(L->n, L->nbatch, plain_norm, L->stopped, L->ctx);
+    if (L->y) /* before its clones: they share it */
+        ot__lockstep_vector_blame(L->y, &L->blame);
     return ot__lockstep_finish_setup(L);
 }
 
@@ -289,6 +318,7 @@ static int64_t solve_block(void *state, int64_t k)
     ot__lockstep L;
     ot__lockstep_init(&L, &sub, &cpu_backend);
     L.lane0 = lane0;
+    L.unit.sink = bk->sink; /* lanes that fail alone in setup (init) */
     const int st = ot__lockstep_solve(&L, bk->sink, make_solver(&L, &sub), "lockstep");
     for (int64_t b = 0; st != OT_OK && b < len; b++) {
         ot__solution_fail_lane(bk->sink->sol, lane0 + b, st, ot_last_error());
@@ -317,6 +347,7 @@ int ot__lockstep_cpu_run(const ot__plan *pl, const ot__sink *sk)
     }
     ot__lockstep L;
     ot__lockstep_init(&L, pl, &cpu_backend);
+    L.unit.sink = sk; /* lanes that fail alone in setup (init) */
     const int st = ot__lockstep_solve(&L, sk, make_solver(&L, pl), "lockstep");
     free_solver(&L);
     return st;

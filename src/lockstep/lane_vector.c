@@ -19,6 +19,7 @@ typedef struct {
     sunindextype lane_n;
     int plain;
     const unsigned char *stopped; /* [nbatch]: lanes left out of the norm */
+    ot__lane_blame *blame;        /* which lane the norms are made of, or NULL */
 } lane_content;
 
 static lane_content *content(N_Vector v) { return (lane_content *)v->content; }
@@ -39,6 +40,7 @@ static sunrealtype lane_norm(N_Vector x, N_Vector w, N_Vector id)
         return sqrt(sum / (sunrealtype)c->length);
     }
     sunrealtype worst = 0;
+    sunindextype wb = -1;
     for (sunindextype b = 0; b < nbatch; b++) {
         /* A lane stopped by its root stands still and its outputs are done:
          * its stale step history must not hold back the others. */
@@ -48,12 +50,21 @@ static sunrealtype lane_norm(N_Vector x, N_Vector w, N_Vector id)
         for (sunindextype i = b * n; i < (b + 1) * n; i++)
             if (!m || m[i] > 0)
                 sum += (xd[i] * wd[i]) * (xd[i] * wd[i]);
-        if (isnan(sum))
-            return sum;
-        if (sum > worst)
+        if (isnan(sum)) {
+            wb = b;
             worst = sum;
+            break;
+        }
+        if (sum > worst || wb < 0) {
+            worst = sum;
+            wb = b;
+        }
     }
-    return sqrt(worst / (sunrealtype)n);
+    if (c->blame && wb >= 0) { /* a failing step is blamed on the lane it waited for */
+        c->blame->last = wb;
+        c->blame->count[wb]++;
+    }
+    return isnan(worst) ? worst : sqrt(worst / (sunrealtype)n);
 }
 
 static sunrealtype wrms(N_Vector x, N_Vector w) { return lane_norm(x, w, NULL); }
@@ -98,6 +109,11 @@ static N_Vector clone(N_Vector w)
     return v;
 }
 
+void ot__lockstep_vector_blame(N_Vector v, ot__lane_blame *blame)
+{
+    content(v)->blame = blame;
+}
+
 N_Vector ot__lockstep_vector_new(sunindextype n, sunindextype nbatch, int plain_norm,
                                  const unsigned char *stopped, SUNContext ctx)
 {
@@ -113,6 +129,7 @@ N_Vector ot__lockstep_vector_new(sunindextype n, sunindextype nbatch, int plain_
     c->lane_n = n;
     c->plain = plain_norm;
     c->stopped = stopped;
+    c->blame = NULL;
     free(v->content);
     v->content = c;
     v->ops->nvclone = clone;

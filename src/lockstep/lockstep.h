@@ -22,6 +22,15 @@ extern "C" {
 
 typedef struct ot__lockstep ot__lockstep;
 
+/* Which lane a block's norms were made of: the worst lane of the last
+ * norm, and how often each lane was the worst since the last output. A
+ * step that fails is blamed on the lane it was waiting for. */
+typedef struct {
+    int64_t last;   /* the worst lane of the last norm (-1: none yet) */
+    int64_t *count; /* [nbatch] */
+} ot__lane_blame;
+
+
 /* The first call of each of these, per batch, gets an output filled with
  * the unwritten NaN (solve/callback.h): a callback that writes only column 0
  * fails there, naming the lane it left. Only the first: a pass over every
@@ -119,6 +128,8 @@ struct ot__lockstep {
     ot__unit unit;        /* the block as the run loop's unit (loops.c) */
     int64_t *at, *next, *knext; /* [nbatch] each: the unit's (owned) */
     double *scratch;            /* [n, nbatch] for ot_solve: the unit's (owned) */
+    ot__lane_blame blame;       /* CPU: the norms' worst lanes (count owned) */
+    int64_t *retries;           /* CPU: [nbatch] each lane's retry requests (owned) */
 };
 
 /* ---- The CPU solver (cpu.c) ---------------------------------------------- */
@@ -140,6 +151,10 @@ int ot__lockstep_cpu_run(const ot__plan *plan, const ot__sink *sink);
  * Ownership: the caller's (N_VDestroy). NULL when out of memory. */
 N_Vector ot__lockstep_vector_new(sunindextype n, sunindextype nbatch, int plain_norm,
                                  const unsigned char *stopped, SUNContext ctx);
+
+/* Makes v (and its clones from now on) record its norms' worst lanes in
+ * blame (NULL: not). */
+void ot__lockstep_vector_blame(N_Vector v, ot__lane_blame *blame);
 
 /* Makes v's WRMS norms (nvwrmsnorm, nvwrmsnormmask) the given per-lane ones
  * and removes the fused and local variants that would bypass them; both
@@ -174,6 +189,31 @@ int ot__lockstep_finish_setup(ot__lockstep *L);
 /* Frees the CVODE(S) objects, vectors, context and the host lane arrays
  * (stopped, rootsfound); the backend frees its own scratch. */
 void ot__lockstep_free_common(ot__lockstep *L);
+
+/* ---- Lanes that fail alone (alone.c) ------------------------------------- */
+
+/* Lane b (of the block) fails with status and msg and leaves the block: it
+ * stands still from now on, with the outputs it reached. */
+void ot__lockstep_lane_fails(ot__lockstep *L, int64_t b, int status, const char *msg);
+/* A callback's call over lanes [b0, b0 + len) of the block (their columns
+ * of every view); returns the user's code. */
+typedef int (*ot__lockstep_run_fn)(ot__lockstep *L, int64_t b0, int64_t len, void *ctx);
+/* Calls a callback through run() for every lane that has not failed (one
+ * call for the block until a lane failed; then one per run of lanes
+ * between failed ones, whose columns the caller zeroes). A retry (> 0,
+ * kind OT__CB_RETRY) is the block's, the lanes that asked counted; a
+ * failure is made again lane by lane, and each lane whose own call fails
+ * leaves the block (the others' columns are then written by their own
+ * calls). @return the code for the integrator: 0, or 1 to retry; -1 when no
+ * lane failed alone (as ot__cb_returned: the block stops) or none is left. */
+int ot__lockstep_call(ot__lockstep *L, const char *name, double t, ot__cb_kind kind,
+                      ot__lockstep_run_fn run, void *ctx);
+/* ot__cb_finite over v [rows, nbatch]; when its verdict is fatal, every
+ * running lane whose column holds NaN/Inf leaves the block instead (its
+ * column zeroed) and the block's callbacks go on. A column left unwritten
+ * still stops the block. @return the integrator's code. */
+int ot__lockstep_isolate_nonfinite(ot__lockstep *L, const char *name, const char *target,
+                                   double *v, int64_t rows, double t, ot__cb_kind kind);
 
 /* ---- Backend-neutral loops (loops.c) ------------------------------------- */
 

@@ -14,6 +14,7 @@
 #include "core/alloc.h"
 #include "lockstep/lockstep.h"
 #include "run/unit.h"
+#include "solve/advance.h"
 #include "solve/cv_setup.h"
 #include "solve/integ.h"
 #include "solve/progress.h"
@@ -75,10 +76,87 @@ static int reinit(ot__unit *u, double t, N_Vector y, double *host)
     return ot__ig_reinit(&L->ig, t, L->yout);
 }
 
+/* What the block's steps owed to each lane, from the last output on. */
+static void forget_blame(ot__lockstep *L)
+{
+    L->blame.last = -1;
+    if (L->blame.count)
+        memset(L->blame.count, 0, (size_t)L->nbatch * sizeof *L->blame.count);
+    if (L->retries)
+        memset(L->retries, 0, (size_t)L->nbatch * sizeof *L->retries);
+}
+
 static int emit(ot__unit *u, double t, N_Vector y)
 {
     ot__lockstep *L = u->mode;
+    forget_blame(L);
     return L->be->emit(L, u->sink->sol, t, y);
+}
+
+/* The lane a failed step was for: one that kept asking for smaller steps
+ * (a callback's > 0), else for too much work the lane whose error the
+ * steps waited for most often since the last output, else the lane of the
+ * failing test's norm. Not when a callback stopped the block or the solve
+ * was cancelled: those are the block's. */
+static int64_t blame(ot__unit *u, int flag, const char *what, int *status, char *msg,
+                     size_t len)
+{
+    ot__lockstep *L = u->mode;
+    /* A time too coarse for the steps is every lane's (advance.h). */
+    if (L->blame.count == NULL || ot__cb_stopped(&L->cb) || flag == OT__IG_TIME_RESOLUTION)
+        return -1;
+    int64_t b = -1, most = 0;
+    /* A lane whose NaN/Inf made the integrator give up (still recoverable
+     * when it did). */
+    const int64_t named = L->cb.failed ? L->cb.lane - L->lane0 : -1;
+    if (named >= 0 && named < L->nbatch && !L->stopped[named])
+        b = named;
+    for (int64_t k = 0; b < 0 && L->retries && k < L->nbatch; k++)
+        if (!L->stopped[k] && L->retries[k] > most) {
+            most = L->retries[k];
+            b = k;
+        }
+    if (b < 0 && flag != CV_TOO_MUCH_WORK && L->blame.last >= 0 &&
+        !L->stopped[L->blame.last])
+        b = L->blame.last;
+    int64_t busiest = -1;
+    for (int64_t k = 0; b < 0 && k < L->nbatch; k++)
+        if (!L->stopped[k] &&
+            (busiest < 0 || L->blame.count[k] > L->blame.count[busiest]))
+            busiest = k;
+    b = b < 0 ? busiest : b;
+    if (b < 0)
+        return -1;
+    if (most > 0) { /* its own retries: the callback's cause, as in lanes mode */
+        *status = OT_ERR_CALLBACK;
+        snprintf(msg, len, "%s (lane %lld asked for smaller steps %lld times); then %s",
+                 L->cb.msg, (long long)(L->lane0 + b), (long long)most, L->cb.cv_msg);
+    } else if (named >= 0) { /* the callback's cause, as in lanes mode */
+        *status = OT_ERR_SOLVER;
+        ot__cb_cause(&L->cb, status, what, msg, len);
+    } else {
+        *status = OT_ERR_SOLVER;
+        snprintf(msg, len, "%s (its error set the block's steps; the block went on "
+                           "without it)",
+                 what);
+    }
+    ot__cb_reset(&L->cb);
+    forget_blame(L);
+    return b;
+}
+
+/* From the last good step at t: the state (and sensitivities) there. */
+static int resume(ot__unit *u, double t)
+{
+    ot__lockstep *L = u->mode;
+    int flag = ot__ig_dky(&L->ig, t, L->yout);
+    if (!flag && L->plan->kind == OT__SENS)
+        flag = CVodeGetSensDky(L->ig.mem, t, 0, L->yS);
+    flag = flag ? flag : ot__ig_reinit(&L->ig, t, L->yout);
+    if (!flag && L->plan->kind == OT__SENS)
+        flag = CVodeSensReInit(L->ig.mem, CV_STAGGERED, L->yS);
+    L->y_restart = L->yout;
+    return flag;
 }
 
 static int rows(ot__unit *u, double t, N_Vector y, double *dst)
@@ -110,6 +188,8 @@ static const ot__unit_ops block_ops = {
     .rows = rows,
     .stopped_changed = stopped_changed,
     .fail = fail,
+    .blame = blame,
+    .resume = resume,
 };
 
 /* The block as the run loop's unit, its arrays in L (freed with it).
@@ -125,8 +205,11 @@ static int block_unit(ot__lockstep *L, const ot__sink *sk)
         L->scratch = OT__MALLOC((size_t)L->n * nb * sizeof *L->scratch);
     if (!L->at || !L->next || !L->knext || (pl->kind == OT__STEPS && !L->scratch))
         return OT_ERR_NOMEM;
-    for (size_t b = 0; b < nb; b++)
+    for (size_t b = 0; b < nb; b++) {
         L->at[b] = -1;
+        sk->sol->stats[L->lane0 + (int64_t)b].final_time = pl->t0;
+    }
+    forget_blame(L);
     ot__record *r = pl->kind == OT__STEPS ? &sk->records[L->lane0 / pl->block] : NULL;
     if (r)
         r->width = L->rows * L->nbatch;
@@ -152,7 +235,8 @@ static int block_unit(ot__lockstep *L, const ot__sink *sk)
                          .scratch = L->scratch,
                          .before = &L->before,
                          .steps = r,
-                         .t_restart = pl->t0};
+                         .t_restart = pl->t0,
+                         .nfailed = L->unit.nfailed}; /* in setup (init) */
     return OT_OK;
 }
 

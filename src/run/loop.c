@@ -27,6 +27,7 @@ static void lane_fails(ot__unit *u, int64_t b, int status, const char *msg)
 {
     ot__solution_fail_lane(u->sink->sol, u->lane0 + b, status, msg);
     u->stopped[b] = OT__LANE_FAILED;
+    u->nfailed++;
 }
 
 /* Every running lane of the unit fails (the mode says how, ops->fail). */
@@ -34,8 +35,10 @@ static void unit_fails(ot__unit *u, int status, double t, const char *what, int 
 {
     u->ops->fail(u, status, t, what, solver);
     for (int64_t b = 0; b < u->k; b++)
-        if (u->stopped[b] == OT__LANE_RUNNING)
+        if (u->stopped[b] == OT__LANE_RUNNING) {
             u->stopped[b] = OT__LANE_FAILED;
+            u->nfailed++;
+        }
 }
 
 void ot__run_keep_counters(ot__unit *u)
@@ -57,6 +60,33 @@ static int restart(ot__unit *u, double t, N_Vector y, double *host)
     }
     u->t_restart = t;
     return 0;
+}
+
+/* The integrator failed at tcur (flag, message what): when one lane explains
+ * it (ops->blame), that lane fails alone and the others go on from tcur.
+ * @return 1 the unit goes on, 0 every lane stopped, -1 the unit failed. */
+static int fail_or_go_on(ot__unit *u, int flag, double tcur, const char *what)
+{
+    char msg[600];
+    int status = OT_ERR_SOLVER;
+    const int64_t b =
+        u->ops->blame ? u->ops->blame(u, flag, what, &status, msg, sizeof msg) : -1;
+    if (b < 0) {
+        unit_fails(u, OT_ERR_SOLVER, tcur, what, 1);
+        return -1;
+    }
+    lane_fails(u, b, status, msg);
+    if (u->ops->stopped_changed)
+        u->ops->stopped_changed(u);
+    if (all_stopped(u))
+        return 0;
+    ot__run_keep_counters(u);
+    if (u->ops->resume(u, tcur) != CV_SUCCESS) {
+        unit_fails(u, OT_ERR_SOLVER, tcur, u->cb->cv_msg, 1);
+        return -1;
+    }
+    u->t_restart = tcur;
+    return 1;
 }
 
 /* Progress as the unit goes: its lanes times the fraction done (frac in
@@ -172,8 +202,10 @@ static int reach(ot__unit *u, double target, int exact, int64_t i, N_Vector *y)
             char msg[320];
             snprintf(msg, sizeof msg, "%s stopped before t = %g: %s", ot__ig_name(u->ig),
                      target, u->cb->cv_msg);
-            unit_fails(u, OT_ERR_SOLVER, tcur, msg, 1);
-            return -1;
+            const int go = fail_or_go_on(u, flag, tcur, msg);
+            if (go <= 0)
+                return go;
+            continue;
         }
         if (flag != OT__IG_ROOT_RETURN) {
             *y = dst;
@@ -423,8 +455,9 @@ void ot__run_steps(ot__unit *u)
             char msg[320];
             snprintf(msg, sizeof msg, "%s stopped at t = %g: %s", ot__ig_name(u->ig), t,
                      u->cb->cv_msg);
-            unit_fails(u, OT_ERR_SOLVER, t, msg, 1);
-            break;
+            if (fail_or_go_on(u, flag, t, msg) <= 0)
+                break;
+            continue;
         }
         if ((st = record_step(u, t, dst)) != OT_OK) {
             unit_fails(u, st, t, u->cb->msg, 0);

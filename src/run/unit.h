@@ -69,6 +69,16 @@ typedef struct {
      * with status and `what` (solver: an integrator failure, whose cause
      * may be a callback that kept failing, ot__cb_cause). */
     void (*fail)(ot__unit *u, int status, double t, const char *what, int solver);
+    /* The integrator failed (flag, message what): the lane it failed for,
+     * when one lane's steps or retries explain it, with that lane's status
+     * and message in *status and msg; -1 when none does (NULL hook: never
+     * one; a one-lane unit fails as a whole). */
+    int64_t (*blame)(ot__unit *u, int flag, const char *what, int *status, char *msg,
+                     size_t len);
+    /* Goes on from the last good step at t without the lanes that just
+     * left: the state and sensitivities there, and a restart. Returns the
+     * integrator's flag. Required with blame. */
+    int (*resume)(ot__unit *u, double t);
 } ot__unit_ops;
 
 /* A unit of work: k lanes [lane0, lane0 + k) of the plan on one
@@ -95,6 +105,7 @@ struct ot__unit {
     ot__record *steps;      /* ot_solve: the unit's record (width rows * k) */
     double t_restart;       /* the unit's start, or its last restart */
     int64_t reported;       /* progress reported so far (progress.h units) */
+    int64_t nfailed;        /* lanes OT__LANE_FAILED so far */
 };
 
 /* The dense (and sensitivity) loop: every output time of the unit's lanes,

@@ -19,6 +19,7 @@ void ot__cb_reset(ot__cb *c)
 {
     c->failed = 0;
     c->nan_count = 0;
+    c->lane = -1;
     c->msg[0] = c->cv_msg[0] = '\0';
 }
 
@@ -28,6 +29,7 @@ int ot__cb_note(ot__cb *c, int rc, const char *fmt, ...)
         c->failed = OT__CB_STOPPED;
     else if (!c->failed)
         c->failed = OT__CB_NOTED;
+    c->lane = -1;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(c->msg, sizeof c->msg, fmt, ap);
@@ -37,6 +39,8 @@ int ot__cb_note(ot__cb *c, int rc, const char *fmt, ...)
 
 int ot__cb_returned(ot__cb *c, const char *name, int rc, double t, ot__cb_kind kind)
 {
+    if (isnan(t)) /* init: before any time */
+        return ot__cb_note(c, -1, "%s returned %d", name, rc);
     return ot__cb_note(
         c, rc < 0 || kind != OT__CB_RETRY ? -1 : 1, "%s returned %d%s at t = %g", name,
         rc,
@@ -69,10 +73,13 @@ int ot__cb_nonfinite_at(ot__cb *c, const char *name, const char *target, int64_t
                            name, target, lane);
     const int rc = kind == OT__CB_RETRY && ++c->nan_count <= OT__NAN_RETRIES ? 1 : -1;
     if (isnan(t)) /* init: before any time */
-        return ot__cb_note(c, rc, "%s wrote NaN or Inf to %s[%lld] of lane %lld", name,
-                           target, row, lane);
-    return ot__cb_note(c, rc, "%s wrote NaN or Inf at t = %g to %s[%lld] of lane %lld",
-                       name, t, target, row, lane);
+        ot__cb_note(c, rc, "%s wrote NaN or Inf to %s[%lld] of lane %lld", name, target,
+                    row, lane);
+    else
+        ot__cb_note(c, rc, "%s wrote NaN or Inf at t = %g to %s[%lld] of lane %lld", name,
+                    t, target, row, lane);
+    c->lane = lane;
+    return rc;
 }
 
 const char *ot__cb_cause(const ot__cb *c, int *status, const char *what, char *buf,

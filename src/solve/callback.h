@@ -39,6 +39,7 @@ typedef struct {
     const int *cancel; /* the solve's cancel flag (progress.h), or NULL; kept by reset */
     int failed;        /* 0, OT__CB_NOTED or OT__CB_STOPPED */
     int nan_count;     /* NaN/Inf results so far */
+    int64_t lane;      /* the lane the last problem names (NaN/Inf), or -1 */
     char msg[256];     /* the last callback problem */
     char cv_msg[256];  /* CVODE's last error message */
 } ot__cb;
