@@ -565,7 +565,8 @@ START_TEST(runge_kutta_methods_refuse_what_they_lack)
     ck_assert_status(ot_ode_set_mode(ode, OT_LOCKSTEP), OT_OK, NULL);
     ck_assert_status(ot_ode_set_device(ode, cuda), OT_OK, NULL);
     ck_assert_status(ot_solve_dense(ode, st_vec(y0, 2), st_vec(p, 1), st_vec(t, 2), &s),
-                     OT_ERR_ARG, "the CUDA solver runs OT_BDF and OT_ADAMS only");
+                     OT_ERR_ARG,
+                     "the lockstep on CUDA solver runs OT_BDF and OT_ADAMS only");
     ck_assert_status(ot_ode_set_device(ode, (ot_device){OT_CPU, 0}), OT_OK, NULL);
     /* The split: IMEX without its explicit part, an explicit part without IMEX. */
     ck_assert_status(ot_ode_set_method(ode, OT_IMEX_ARK43), OT_OK, NULL);

@@ -54,12 +54,12 @@ int ot__event_take_stop(const ot_ode *ode, ot__record *r, double t, int64_t k, d
 int ot__event_push(const ot_ode *ode, ot__record *r, double t, int64_t root,
                    const double *before, const double *after, char *msg, size_t msg_len);
 
-/* Whether a solve of ode records events: it has roots, and the solver can
- * see the state at them (not CUDA, whose roots stop lanes only). Every
+/* Whether a solve of ode records events: it has roots, and its solver
+ * records them (recorded_events; else its roots stop lanes only). Every
  * event is then recorded, a stopping one too (its state at the root). */
 static inline int ot__events_recorded(const ot_ode *ode)
 {
-    return ode->nroots > 0 && ode->device.type != OT_CUDA;
+    return ode->nroots > 0 && ot__solver_for(ode)->recorded_events;
 }
 
 /* The first fired root whose action is OT_EVENT_STOP, or -1. */

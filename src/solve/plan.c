@@ -152,8 +152,8 @@ static int check_times(ot__plan *pl, ot_view t_eval)
     return OT_OK;
 }
 
-/* t_eval's shape: [nt], or [nt, 1] / [nt, nbatch] (per lane; lanes mode and
- * lockstep on the CPU). */
+/* t_eval's shape: [nt], or [nt, 1] / [nt, nbatch] (per lane, where the
+ * solver has per-lane times). */
 static int check_times_shape(ot__plan *pl, ot_view t_eval)
 {
     const ot_layout *l = &t_eval.layout;
@@ -166,10 +166,11 @@ static int check_times_shape(ot__plan *pl, ot_view t_eval)
             "t_eval: shape [%lld, %lld]; expected [nt], [nt, 1] or [nt, %lld] "
             "(nt >= 1; a column of times per lane)",
             (long long)l->shape[0], (long long)l->shape[1], (long long)pl->nbatch);
-    if (l->shape[1] > 1 && pl->ode->device.type == OT_CUDA)
+    if (l->shape[1] > 1 && !pl->solver->per_lane_times)
         return ot__fail(OT_ERR_ARG,
-                        "t_eval: per-lane output times: the CUDA solver takes "
-                        "shared times [nt] only");
+                        "t_eval: per-lane output times: the %s solver takes shared "
+                        "times [nt] only",
+                        pl->solver->name);
     return OT_OK;
 }
 
@@ -217,7 +218,8 @@ static const char *linsol_name(int ls)
     return ls == OT_LINSOL_BAND ? "OT_LINSOL_BAND" : "OT_LINSOL_GMRES";
 }
 
-/* The linear solver: band and GMRES serve implicit methods in lanes mode. */
+/* The linear solver: band and GMRES serve implicit methods, in the solvers
+ * that have them. */
 static int check_linsol(const ot__plan *pl, const ot__method_info *m)
 {
     const ot_ode *ode = pl->ode;
@@ -232,11 +234,11 @@ static int check_linsol(const ot__plan *pl, const ot__method_info *m)
                         "linear_solver: %s, but %s solves no linear systems; it serves "
                         "OT_BDF, OT_ESDIRK* and OT_IMEX_ARK*",
                         ls, m->name);
-    if (ode->mode == OT_LOCKSTEP)
+    if (!(pl->solver->linsols & OT__LINSOL_BIT(ode->linsol)))
         return ot__fail(OT_ERR_ARG,
-                        "linear_solver: %s runs in OT_LANES mode; lockstep factors its "
+                        "linear_solver: %s runs in OT_LANES mode; %s factors its "
                         "lanes' blocks densely (use OT_LINSOL_DENSE or OT_LANES)",
-                        ls);
+                        ls, pl->solver->name);
     if (pl->kind == OT__ADJ || (pl->kind == OT__SENS && ode->dfdp))
         return ot__fail(OT_ERR_ARG,
                         "linear_solver: %s with %s; they use the dense Jacobian: set "
@@ -278,11 +280,11 @@ static int check_method(const ot__plan *pl, const ot__method_info *m)
                         "max_order: %d; %s has a fixed order (%d): set 0, or use OT_BDF "
                         "or OT_ADAMS",
                         ode->max_order, m->name, m->order);
-    if (ode->device.type == OT_CUDA)
+    if (!pl->solver->arkode_methods)
         return ot__fail(OT_ERR_ARG,
-                        "device: the CUDA solver runs OT_BDF and OT_ADAMS only; solve %s "
-                        "on the CPU",
-                        m->name);
+                        "method: the %s solver runs OT_BDF and OT_ADAMS only, not %s "
+                        "(" OT__SOLVER_CHOICE ")",
+                        pl->solver->name, m->name);
     return OT_OK;
 }
 
@@ -292,10 +294,11 @@ static int check_extras(ot__plan *pl, ot_view t0, ot_view stops)
     const ot_ode *ode = pl->ode;
     int st;
     if (!ot_view_is_absent(t0)) {
-        if (ode->mode != OT_LANES)
+        if (!pl->solver->per_lane_starts)
             return ot__fail(OT_ERR_ARG,
-                            "t0: per-lane starts need OT_LANES (a lockstep block "
-                            "starts all its lanes together)");
+                            "t0: per-lane starts need OT_LANES (the %s solver starts "
+                            "the lanes of a block together)",
+                            pl->solver->name);
         int64_t len = 0;
         const int64_t want = pl->nbatch;
         /* [nbatch] or [1], read as a column: stride 1 between lanes */
@@ -320,8 +323,11 @@ static int check_extras(ot__plan *pl, ot_view t0, ot_view stops)
         return ot__fail(OT_ERR_ARG,
                         "stops: scheduled stops call the event handler, and the "
                         "problem has none (ot_ode_set_event_handler)");
-    if (ode->device.type == OT_CUDA)
-        return ot__fail(OT_ERR_ARG, "stops: the CUDA solver has no scheduled stops");
+    if (!pl->solver->stops)
+        return ot__fail(OT_ERR_ARG,
+                        "stops: the %s solver has no scheduled stops (" OT__SOLVER_CHOICE
+                        ")",
+                        pl->solver->name);
     if ((st = extra_view(pl, stops, "stops", 1, &pl->stops, &pl->nstops,
                          &pl->stop_stride)) != OT_OK)
         return st;
@@ -384,9 +390,16 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
     if (kind == OT__SENS && pl->ns == 0)
         return ot__fail(OT_ERR_ARG, "params: sensitivities need nparams >= 1 (or "
                                     "ot_ode_set_sens_initial)");
-    if (kind == OT__SENS && ode->sens_initial && ode->device.type == OT_CUDA)
-        return ot__fail(OT_ERR_ARG, "sens_initial: the CUDA solver has sensitivities to "
-                                    "parameters only; solve on the CPU");
+    if (kind == OT__SENS && !pl->solver->fwd_sens)
+        return ot__fail(OT_ERR_ARG,
+                        "ot_solve_fwd_sens: the %s solver has no forward sensitivities "
+                        "(" OT__SOLVER_CHOICE ")",
+                        pl->solver->name);
+    if (kind == OT__SENS && ode->sens_initial && !pl->solver->sens_initial)
+        return ot__fail(OT_ERR_ARG,
+                        "sens_initial: the %s solver has sensitivities to parameters "
+                        "only (" OT__SOLVER_CHOICE ")",
+                        pl->solver->name);
     const ot__method_info *m = ot__method(ode->method);
     int st;
     /* Checked here, not when set: the method may be set after them. */
@@ -397,13 +410,17 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
         return ot__fail(OT_ERR_ARG,
                         "dfdp: sensitivities from df/dp also need the Jacobian "
                         "(ot_ode_set_jac): their rhs is J s_j + df/dp_j");
-    if (ode->dfdp && kind == OT__SENS && ode->device.type == OT_CUDA)
-        return ot__fail(OT_ERR_ARG, "dfdp: the CUDA solver computes sensitivities by "
-                                    "difference quotients only; unset dfdp for CUDA");
-    if (ot__ode_records_events(ode) && ode->device.type == OT_CUDA)
-        return ot__fail(OT_ERR_ARG, "event_actions: the CUDA solver stops lanes at their "
-                                    "roots only (OT_EVENT_STOP); record or handle events "
-                                    "on the CPU");
+    if (ode->dfdp && kind == OT__SENS && !pl->solver->sens_dfdp)
+        return ot__fail(OT_ERR_ARG,
+                        "dfdp: the %s solver computes sensitivities by difference "
+                        "quotients only; unset dfdp (" OT__SOLVER_CHOICE ")",
+                        pl->solver->name);
+    if (ot__ode_records_events(ode) && !pl->solver->recorded_events)
+        return ot__fail(OT_ERR_ARG,
+                        "event_actions: the %s solver stops lanes at their roots only "
+                        "(OT_EVENT_STOP); record or handle events with another solver "
+                        "(" OT__SOLVER_CHOICE ")",
+                        pl->solver->name);
     if (ot__ode_handles_events(ode) && ode->event_fn == NULL)
         return ot__fail(OT_ERR_ARG,
                         "event_actions: a root has OT_EVENT_HANDLE but the "
@@ -414,9 +431,11 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
             "event_actions: OT_EVENT_HANDLE with forward sensitivities: the "
             "sensitivities' jump at an event is not modelled; record the events "
             "(OT_EVENT_RECORD) or solve without sensitivities");
-    if (kind == OT__ADJ && ode->device.type == OT_CUDA)
-        return ot__fail(OT_ERR_ARG, "device: ot_solve_adjoint runs on the CPU (the CUDA "
-                                    "solver has no adjoint yet); solve with OT_CPU");
+    if (kind == OT__ADJ && !pl->solver->adjoint)
+        return ot__fail(OT_ERR_ARG,
+                        "ot_solve_adjoint: the %s solver has no adjoint yet "
+                        "(" OT__SOLVER_CHOICE ")",
+                        pl->solver->name);
     if (kind == OT__ADJ && ode->nroots > 0)
         return ot__fail(OT_ERR_ARG,
                         "roots: ot_solve_adjoint takes no root functions (the adjoint's "
@@ -435,9 +454,8 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
     if (ly == 0 || lp == 0)
         return ot__fail(OT_ERR_SHAPE, "%s: has 0 lanes; a batch needs at least one lane",
                         ly == 0 ? "y0" : "params");
-    if (ode->device.type == OT_CUDA && ode->mode != OT_LOCKSTEP)
-        return ot__fail(OT_ERR_ARG, "device: CUDA solves run in OT_LOCKSTEP mode "
-                                    "(ot_ode_set_mode)");
+    if ((st = ot__solver_check(ode)) != OT_OK)
+        return st;
     int64_t want = ode->lockstep_block;
     if (pl->solver->lockstep && want > 0 && want < pl->nbatch && pl->solver->whole_batch)
         return ot__fail(OT_ERR_ARG,

@@ -283,9 +283,9 @@ static int lockstep_working(ledger *lg, const ot__plan *pl, uint64_t sens)
         pl->block * pl->threads < pl->nbatch ? pl->block * pl->threads : pl->nbatch;
     const char *lab[] = {"nbatch", "rows"}, *live_lab[] = {"lanes at once"};
     const int64_t v[] = {pl->nbatch, pl->rows};
-    const int cuda = ode->device.type == OT_CUDA;
     int st = add_term(lg, "lockstep working memory", per_lane, NULL, 1,
-                      live < pl->nbatch ? live_lab : lab, &live, cuda);
+                      live < pl->nbatch ? live_lab : lab, &live,
+                      pl->solver->working_on_device);
     if (st == OT_OK && pl->kind == OT__STEPS)
         st = add_term(lg, "lockstep step records", 8 * OT__RECORD_FIRST,
                       "8 * " OT__STR(OT__RECORD_FIRST) " steps", 2, lab, v, 0);
@@ -334,7 +334,7 @@ static int outputs(ledger *lg, const ot__plan *pl, int64_t nt, uint64_t sens)
 {
     const ot_ode *ode = pl->ode;
     const int steps = pl->kind == OT__STEPS;
-    const int dev = ode->device.type == OT_CUDA && ode->outputs_on_device && !steps;
+    const int dev = pl->solver->device_outputs && ode->outputs_on_device && !steps;
     const uint64_t item = ode->out_dtype == OT_F32 ? 4 : 8;
     const char *lab[] = {"rows", "nt", "nbatch"};
     const int64_t v[] = {pl->rows, steps ? 2 : nt, pl->nbatch};
@@ -420,7 +420,7 @@ int ot__size_check(const ot__plan *pl, ot_view y0, ot_view params, ot_view t_eva
     if (st == OT_OK)
         st = copies(&lg, pl, y0, params, t_eval, nt);
     if (st == OT_OK)
-        st = pl->ode->mode == OT_LOCKSTEP || pl->ode->device.type == OT_CUDA
+        st = pl->solver->working_memory == OT__WORK_PER_LANE
                  ? lockstep_working(&lg, pl, sens)
                  : lanes_working(&lg, pl, sens);
     if (st == OT_OK && pl->kind == OT__ADJ)

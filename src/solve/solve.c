@@ -300,10 +300,12 @@ static int solve_adjoint(const ot_ode *ode, ot_view y0, ot_view params, ot_view 
         pl.progress = progress->fn;
         pl.progress_user = progress->user;
     }
-    if (st == OT_OK && pl.t_lanes && pl.solver->lockstep)
-        st = ot__fail(OT_ERR_ARG, "t_eval: per-lane output times with ot_solve_adjoint "
-                                  "run in OT_LANES mode (a lockstep block shares its "
-                                  "backward pass's restarts)");
+    if (st == OT_OK && pl.t_lanes && !pl.solver->adjoint_per_lane_times)
+        st = ot__fail(OT_ERR_ARG,
+                      "t_eval: per-lane output times with ot_solve_adjoint run in "
+                      "OT_LANES mode (the %s solver's backward pass restarts the lanes "
+                      "of a block together)",
+                      pl.solver->name);
     if (st == OT_OK)
         st = ot__adj_check(&pl, loss);
     if (st == OT_OK)

@@ -60,18 +60,80 @@ typedef struct {
         *events; /* [nbatch] when roots record events (solve/events.h), else NULL */
 } ot__sink;
 
-/* A solver: how it runs a checked plan, and where its inputs and outputs
- * live. Entries are filled with designated initializers in solvers.c;
- * NULL hooks mean host memory. */
+/* How a solver's working memory grows (size_limits.c): per worker thread
+ * (one integrator of n states each, re-initialised per lane), or per lane
+ * of the blocks that run at once (an integrator over [n, lanes]). */
+typedef enum { OT__WORK_PER_THREAD = 1, OT__WORK_PER_LANE = 2 } ot__work_model;
+
+/* The linear solvers a solver has, as a mask of 1 << ot_linsol. */
+#define OT__LINSOL_BIT(ls) (1u << (unsigned)(ls))
+
+/* A solver: what it can do, how it runs a checked plan, and where its
+ * inputs and outputs live. Entries are filled with designated initializers
+ * in solvers.c (unset capabilities are 0: not supported); NULL hooks mean
+ * host memory. The planner (plan.c), solve.c, size_limits.c and events.h
+ * ask these fields, never the problem's mode or device: a new solver
+ * declares here what it supports and every refusal follows (as GSL's step
+ * types carry what a method can do). */
 struct ot__solver {
-    const char *name;
-    /* y0 and params may be device memory, read in place. */
-    int device_inputs;
+    const char *name; /* "the %s solver" in messages; tests */
+
+    /* -- how it runs -- */
     /* Lanes run in lockstep blocks (plan->block lanes each), not one at a
      * time. */
     int lockstep;
     /* Runs the whole batch as one block: refuses a smaller lockstep block. */
     int whole_batch;
+
+    /* -- times -- */
+    /* t_eval [nt, nbatch]: each lane its own output times. */
+    int per_lane_times;
+    /* ot_solve_dense_with's t0: each lane its own start (a lockstep block
+     * starts its lanes together). */
+    int per_lane_starts;
+    /* ot_solve_dense_with's scheduled stops (the event handler at each). */
+    int stops;
+
+    /* -- roots and events -- */
+    /* Roots may record or handle events (OT_EVENT_RECORD, OT_EVENT_HANDLE),
+     * and every root of a solve is recorded (the state at it); 0: roots
+     * only stop their lane (OT_EVENT_STOP) and nothing is recorded. */
+    int recorded_events;
+
+    /* -- sensitivities and the adjoint -- */
+    /* ot_solve_fwd_sens (by difference quotients at least). */
+    int fwd_sens;
+    /* Forward sensitivities from the user's df/dp (ot_ode_set_dfdp). */
+    int sens_dfdp;
+    /* Sensitivities to initial values (ot_ode_set_sens_initial). */
+    int sens_initial;
+    /* ot_solve_adjoint. */
+    int adjoint;
+    /* ot_solve_adjoint with per-lane output times (a lockstep block's
+     * backward pass restarts at the union of its lanes' times). */
+    int adjoint_per_lane_times;
+
+    /* -- methods and linear solvers -- */
+    /* ARKODE's methods (ARKStep: OT_ERK_*, OT_ESDIRK_*, OT_IMEX_ARK*); 0:
+     * CVODE's OT_BDF and OT_ADAMS only. */
+    int arkode_methods;
+    /* The linear solvers of implicit methods: OT__LINSOL_BIT(OT_LINSOL_*)
+     * or'ed. */
+    unsigned linsols;
+
+    /* -- where data lives -- */
+    /* y0 and params may be device memory, read in place. */
+    int device_inputs;
+    /* Dense outputs stay on the device when the problem asks
+     * (ot_ode_set_outputs_on_device; alloc_output puts them there). */
+    int device_outputs;
+
+    /* -- memory estimate (size_limits.c) -- */
+    ot__work_model working_memory;
+    /* The working memory is device memory: not counted against the host's. */
+    int working_on_device;
+
+    /* -- hooks -- */
     /* A host f64 copy of a device input the plan must read (t_eval).
      * NULL: device inputs are refused. Ownership: *out is the caller's. */
     int (*host_copy)(ot_view v, ot_tensor **out, const char *name);
@@ -85,8 +147,18 @@ struct ot__solver {
     int (*run)(const ot__plan *plan, const ot__sink *sink);
 };
 
-/* The solver for a problem's mode and device (solvers.c). */
+/* The solver for a problem's mode and device (solvers.c): the only place
+ * that looks at them to choose. A device always names its row, also in a
+ * mode that row does not run: ot__solver_check refuses that. */
 const ot__solver *ot__solver_for(const ot_ode *ode);
+/* What refusals of a capability say chooses the solver. */
+#define OT__SOLVER_CHOICE "ot_ode_set_mode and ot_ode_set_device choose the solver"
+
+/* Whether the problem's mode and device select a solver. @return OT_OK, or
+ * OT_ERR_ARG naming the option. */
+int ot__solver_check(const ot_ode *ode);
+/* The table's rows, i = 0, 1, ...; NULL past the last (tests walk them). */
+const ot__solver *ot__solver_row(int i);
 
 /* Checks the arguments of a solve and fills *plan (t_eval absent for
  * OT__STEPS). Ownership: plan->owned is freed by ot__plan_free, also after a

@@ -1,40 +1,93 @@
-/* The solver table: one entry per solver, chosen from the problem's mode and
- * device. A new solver (an ARKODE integrator, say) is its own files plus
- * one entry here; see ARCHITECTURE.md, "Adding a solver". */
+/* The solver table: one row per solver, declaring what it supports, chosen
+ * from the problem's mode and device. Everything above the solvers asks a
+ * row what it can do; only ot__solver_for and ot__solver_check look at the
+ * mode and device. A new solver is its own folder plus one row here; see
+ * ARCHITECTURE.md, "Adding a solver". */
+#include "core/error.h"
 #include "cuda/backend.h"
 #include "lanes/lanes.h"
 #include "lockstep/lockstep.h"
 #include "solve/solve.h"
 
-/* One CVODE(S) instance per worker thread, re-initialised per lane. */
+#define ALL_LINSOLS                                                                      \
+    (OT__LINSOL_BIT(OT_LINSOL_DENSE) | OT__LINSOL_BIT(OT_LINSOL_BAND) |                  \
+     OT__LINSOL_BIT(OT_LINSOL_GMRES))
+
+/* One CVODE(S) or ARKStep instance per worker thread, re-initialised per
+ * lane: every lane is its own problem, so it has everything. */
 static const ot__solver lanes = {
     .name = "lanes",
+    .per_lane_times = 1,
+    .per_lane_starts = 1,
+    .stops = 1,
+    .recorded_events = 1,
+    .fwd_sens = 1,
+    .sens_dfdp = 1,
+    .sens_initial = 1,
+    .adjoint = 1,
+    .adjoint_per_lane_times = 1,
+    .arkode_methods = 1,
+    .linsols = ALL_LINSOLS,
+    .working_memory = OT__WORK_PER_THREAD,
     .run = ot__lanes_run,
 };
 
-/* One CVODE(S) over all lanes on a serial vector. */
+/* One integrator per block of lanes on a serial vector: a block starts
+ * together, its Jacobian is block-diagonal and factored densely
+ * (block_dense.c), and its adjoint restarts the whole block. */
 static const ot__solver lockstep_cpu = {
     .name = "lockstep",
     .lockstep = 1,
+    .per_lane_times = 1,
+    .stops = 1,
+    .recorded_events = 1,
+    .fwd_sens = 1,
+    .sens_dfdp = 1,
+    .sens_initial = 1,
+    .adjoint = 1,
+    .arkode_methods = 1,
+    .linsols = OT__LINSOL_BIT(OT_LINSOL_DENSE),
+    .working_memory = OT__WORK_PER_LANE,
     .run = ot__lockstep_cpu_run,
 };
 
-/* Lockstep on NVECTOR_CUDA (src/cuda/; src/cuda/none.c refuses it in builds
- * without the backend). */
+/* Lockstep on NVECTOR_CUDA, all lanes one block (src/cuda/; src/cuda/none.c
+ * refuses it in builds without the backend). Its roots stop lanes only,
+ * its sensitivities are difference quotients to parameters, CVODE only. */
 static const ot__solver lockstep_cuda = {
     .name = "lockstep on CUDA",
-    .device_inputs = 1,
     .lockstep = 1,
     .whole_batch = 1,
+    .fwd_sens = 1,
+    .linsols = OT__LINSOL_BIT(OT_LINSOL_DENSE),
+    .device_inputs = 1,
+    .device_outputs = 1,
+    .working_memory = OT__WORK_PER_LANE,
+    .working_on_device = 1,
     .host_copy = ot__cuda_host_copy,
     .alloc_output = ot__cuda_alloc_output,
     .pad_device_outputs = ot__cuda_pad_outputs,
     .run = ot__cuda_run,
 };
 
+static const ot__solver *const rows[] = {&lanes, &lockstep_cpu, &lockstep_cuda};
+
 const ot__solver *ot__solver_for(const ot_ode *ode)
 {
     if (ode->device.type == OT_CUDA)
         return &lockstep_cuda;
     return ode->mode == OT_LOCKSTEP ? &lockstep_cpu : &lanes;
+}
+
+int ot__solver_check(const ot_ode *ode)
+{
+    if (ode->device.type == OT_CUDA && ode->mode != OT_LOCKSTEP)
+        return ot__fail(OT_ERR_ARG, "device: CUDA solves run in OT_LOCKSTEP mode "
+                                    "(ot_ode_set_mode)");
+    return OT_OK;
+}
+
+const ot__solver *ot__solver_row(int i)
+{
+    return i >= 0 && i < (int)(sizeof rows / sizeof rows[0]) ? rows[i] : NULL;
 }
