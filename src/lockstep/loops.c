@@ -247,9 +247,11 @@ static void take_stops(ot__lockstep *L, const ot__sink *sk, double t, N_Vector y
         if (st == OT_OK) {
             ot__cb cb;
             ot__cb_reset(&cb);
+            const ot__cb_lane_state was = ot__cb_lane_at(lane);
             const int rc =
                 ode->event_fn(t, (int)(-1 - k), lane, ot__view_mut_compact(yb, L->n, 1),
                               ot__view_mut_compact(pb, L->np, 1), ode->user);
+            ot__cb_lane_restore(was);
             if (rc != 0)
                 snprintf(msg, sizeof msg,
                          "event handler returned %d at t = %g (scheduled stop %lld)", rc,
