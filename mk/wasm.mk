@@ -24,8 +24,11 @@ WASM_OUT := $(WASM_PKG)/dist/odetensor.mjs
 WASM_OPT ?= -O3
 WASM_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(WASM_OPT) -Iinclude -Isrc -I$(WB)/include \
                -I$(WASM_SUN)/include -MMD -MP
-WASM_OBJ := $(LIB_SRC:%.c=$(WB)/obj/%.o) $(WB)/obj/$(WASM_PKG)/src/shim.o \
-            $(WB)/obj/$(WASM_PKG)/src/shim_solve.o
+WASM_SHIM_OBJ := $(WB)/obj/$(WASM_PKG)/src/shim.o $(WB)/obj/$(WASM_PKG)/src/shim_solve.o
+WASM_OBJ := $(LIB_SRC:%.c=$(WB)/obj/%.o) $(WASM_SHIM_OBJ)
+# The shim is a binding: public headers only (no -Isrc, so a private
+# include fails the build).
+$(WASM_SHIM_OBJ): WASM_CFLAGS := $(filter-out -Isrc -I$(WASM_SUN)/include,$(WASM_CFLAGS))
 WASM_SUN_LIBS := $(addprefix $(WASM_SUN)/lib/libsundials_,arkode.a cvodes.a nvecserial.a \
                  sunmatrixdense.a sunlinsoldense.a sunmatrixband.a sunlinsolband.a sunlinsolspgmr.a sunnonlinsolfixedpoint.a \
                  sunnonlinsolnewton.a core.a)
