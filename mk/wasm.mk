@@ -119,7 +119,7 @@ test-wasm-browser: wasm wasm-browser-deps $(WASM_NPM_STAMP)
 # types checked by tsc (pinned in package-lock.json).
 WASM_PACK := $(B)/wasm-pack
 WASM_PACK_FILES := LICENSE THIRD-PARTY-NOTICES.md package.json index.mjs index.cjs index.d.ts \
-                   index.d.cts callbacks.mjs solution.mjs worker.mjs worker_main.mjs worker.d.ts \
+                   index.d.cts callbacks.mjs solution.mjs constants.mjs worker.mjs worker_main.mjs worker.d.ts \
                    dist/odetensor.mjs
 test-wasm-pack: wasm $(WASM_NPM_STAMP)
 	@rm -rf $(WASM_PACK) && mkdir -p $(WASM_PACK)/consumer
