@@ -2,7 +2,8 @@
 # Debian's Open MPI (scripts/deps.sh mpi) and builds $(B)/libodetensor_mpi.a
 # and .so (src/mpi/, header include/odetensor_mpi.h) on top of the core, the
 # MPI tests, the example and the benchmark. The core library never includes
-# <mpi.h>. `make test-mpi` (part of `make check`) runs tests/mpi/test_mpi.c at
+# <mpi.h>. `make test-mpi` (part of `make check`) runs tests/mpi/test_mpi.c (and
+# test_mpi_lane.c: callbacks read global lane indices) at
 # 1, 2 and 4 ranks against one-process ot_solve_dense results, and the example
 # with 4,000 lanes at 2 ranks (a hang fails after 300 s). `make bench-mpi` measures BENCHMARKS.md's
 # MPI section; `make mpi-example` solves 1,000,000 Robertson lanes.
@@ -16,7 +17,8 @@ MPI_CFLAGS = $(shell mpicc --showme:compile 2>/dev/null)
 MPI_LIBS = $(shell mpicc --showme:link 2>/dev/null)
 MPI_STATIC := $(B)/libodetensor_mpi.a
 MPI_SHARED := $(B)/libodetensor_mpi.so
-MPI_BIN := $(B)/tests/mpi/test_mpi $(B)/examples/mpi/robertson_mpi $(B)/bench/mpi/mpi_scaling
+MPI_BIN := $(B)/tests/mpi/test_mpi $(B)/tests/mpi/test_mpi_lane $(B)/examples/mpi/robertson_mpi \
+           $(B)/bench/mpi/mpi_scaling
 MPI_ALL_OBJ := $(MPI_OBJ) $(MPI_BIN:$(B)/%=$(B)/obj/%.o)
 
 # mpirun as root (containers, CI) needs both variables. Shared memory (vader)
@@ -80,6 +82,9 @@ test-mpi:
 	    $(MPI_RUN_ENV) timeout 300 $(MPIRUN) -n $$n $(B)/tests/mpi/test_mpi >$(B)/tests/mpi/test_mpi.$$n.out 2>&1 \
 	        || { cat $(B)/tests/mpi/test_mpi.$$n.out; echo "mpi: tests at $$n ranks FAILED"; exit 1; }; \
 	    echo "mpi: $$(grep -c '^ok' $(B)/tests/mpi/test_mpi.$$n.out) checks pass at $$n ranks ($$(( $$(date +%s) - s )) s)"; \
+	    $(MPI_RUN_ENV) timeout 300 $(MPIRUN) -n $$n $(B)/tests/mpi/test_mpi_lane >$(B)/tests/mpi/test_mpi_lane.$$n.out 2>&1 \
+	        || { cat $(B)/tests/mpi/test_mpi_lane.$$n.out; echo "mpi: lane index tests at $$n ranks FAILED"; exit 1; }; \
+	    echo "mpi: $$(grep -c '^ok' $(B)/tests/mpi/test_mpi_lane.$$n.out) lane index checks pass at $$n ranks"; \
 	done
 	@$(MPI_RUN_ENV) timeout 300 $(MPIRUN) -n 2 $(B)/examples/mpi/robertson_mpi $(MPI_EXAMPLE_LANES) \
 	    >$(B)/examples/mpi/robertson_mpi.out 2>&1 \

@@ -219,7 +219,7 @@ START_TEST(a_solve_reports_to_the_progress_hook_it_is_given)
     ot_solution *a = NULL, *b = NULL;
     ck_assert_status(ot__solve_at_times(ode, st_mat(y0, 2, NB), st_mat(k, 1, NB),
                                         st_vec(t, 2), 0,
-                                        (ot__progress){log_progress, &given}, &a),
+                                        (ot__progress){log_progress, &given}, 0, &a),
                      OT_OK, NULL);
     ck_assert_int_eq(own.calls, 0);
     ck_assert_int_eq(given.last_done, NB);

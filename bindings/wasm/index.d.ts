@@ -28,8 +28,8 @@ export type CallbackResult = number | void;
  * inputs, as in C: copies, so writing into them changes nothing; dydt [n, k]
  * is a view over wasm memory, valid only during the call. k = 1 in 'lanes' mode
  * (lane = that lane's index); in 'lockstep' mode k = the lanes of the block
- * being solved and lane = its first lane (blocks of a size chosen from
- * nstates unless lockstepBlock is set).
+ * being solved and lane = its first lane, column b being lane lane + b
+ * (blocks of a size chosen from nstates unless lockstepBlock is set).
  */
 export type RhsFunction = (t: number, y: Float64Array, p: Float64Array, dydt: Float64Array,
   k: number, lane: number) => CallbackResult;

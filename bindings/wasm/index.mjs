@@ -18,18 +18,15 @@ import {
   INT_MAX, OdeTensorError, callbackEntry, describe, handlerEntry, lossEntries, preconditionEntries, progressEntry,
   show,
 } from './callbacks.mjs';
+import { ACTIONS, DIRECTIONS, LINEAR_SOLVERS, METHODS, MODES, STATUS } from './constants.mjs';
 import { Solution, live } from './solution.mjs';
 
 export { OdeTensorError };
 
-const OT_ERR_ARG = -1;
-const OT_ERR_SHAPE = -3;
-const OT_ERR_DTYPE = -4;
-const OT_ERR_OVERFLOW = -8;
-const OT_ERR_NOMEM = -9;
-const OT_ERR_LANES_FAILED = -11;
-const OT_ERR_CANCELLED = -15;
-const OT_ERR_CALLBACK = -13;
+const {
+  OT_ERR_ARG, OT_ERR_SHAPE, OT_ERR_DTYPE, OT_ERR_OVERFLOW, OT_ERR_NOMEM, OT_ERR_LANES_FAILED,
+  OT_ERR_CANCELLED, OT_ERR_CALLBACK,
+} = STATUS;
 // wasm32 memory ends at 2 GiB (emscripten's MAXIMUM_MEMORY with growth): no
 // input larger than that can be copied in, and byte counts must fit an int.
 const MAX_INPUT = Math.floor(INT_MAX / 8);
@@ -39,22 +36,12 @@ const MAX_NESTING = 64;
 // Frames of headroom() that must fit on the JS stack before a solve enters
 // wasm (see #enter): far more than the solver's frames and a callback's entry.
 const HEADROOM_FRAMES = 256;
-// ot_method's values: CVODE's multistep methods, ARKODE's explicit, ESDIRK
-// and IMEX Runge-Kutta pairs (named order(embedded order)).
-const METHODS = Object.freeze({
-  __proto__: null, bdf: 1, adams: 2, bs32: 3, dp54: 4, verner65: 5, esdirk32: 6, esdirk43: 7,
-  esdirk54: 8, imex32: 9, imex43: 10, imex54: 11,
-});
-const MODES = Object.freeze({ __proto__: null, lanes: 1, lockstep: 2 });
-const LINEAR_SOLVERS = Object.freeze({ __proto__: null, dense: 1, band: 2, gmres: 3 });
 const OPTIONS = ['rtol', 'atol', 'method', 'mode', 't0', 'firstStep', 'maxSteps', 'maxStep', 'lockstepBlock',
   'sensRtol', 'sensAtol', 'sensInitial', 'maxOrder', 'stabilityLimitDetection', 'maxEvents',
   'linearSolver', 'bandwidths', 'krylovDim'];
 const SPEC_KEYS = ['nstates', 'nparams', 'rhs', 'rhsExplicit', 'jac', 'precondition', 'onProgress', 'dfdp', 'init', 'out', 'nout', 'roots', 'nroots',
   'rootDirections', 'eventActions', 'onEvent', 'stops', 'starts', 'y0', 'params', 'tEval',
   'finalTime', 'options', 'loss'];
-const DIRECTIONS = Object.freeze({ __proto__: null, falling: -1, both: 0, rising: 1 });
-const ACTIONS = Object.freeze({ __proto__: null, stop: 0, record: 1, handle: 2 });
 
 // Recursion as a probe for free JS stack: throws a RangeError when less is left.
 function headroom(n) {

@@ -1,14 +1,15 @@
 // The result of a solve as the JS API hands it out: output tensors over
 // wasm memory, and the lanes' status and statistics (index.mjs makes them).
 import { INT_MAX, OdeTensorError, describe, show } from './callbacks.mjs';
+import { DLPACK, EVENT_TENSORS, GRAD_TENSORS, STATUS } from './constants.mjs';
 
-const OT_ERR_ARG = -1;
-const OT_ERR_NOMEM = -9;
+const { OT_ERR_ARG, OT_ERR_NOMEM, OT_ERR_INTERNAL } = STATUS;
 const STATS = ['steps', 'rhsEvals', 'jacRhsEvals', 'jacEvals', 'linSetups', 'errTestFails',
   'nonlinIters', 'nonlinFails', 'linIters', 'finalTime'];
-// DLPack's codes: kDLFloat, kDLCPU.
-const DL_FLOAT64 = Object.freeze({ code: 2, bits: 64, lanes: 1 });
-const DL_CPU = Object.freeze({ deviceType: 1, deviceId: 0 });
+const DL_FLOAT64 = Object.freeze({ code: DLPACK.kDLFloat, bits: 64, lanes: 1 });
+const DL_CPU = Object.freeze({ deviceType: DLPACK.kDLCPU, deviceId: 0 });
+// otw_tensor's `which`: 100 + an event tensor, 200 + a gradient tensor.
+const EVENT_AT = 100, GRAD_AT = 200;
 
 // Frees solutions that were never disposed, once they are garbage. The held
 // value must not reach the solution: [module, pointer], made outside any
@@ -106,21 +107,22 @@ export class Solution {
       this.ys = tensor(1);
       this.sens = Array.from({ length: nsens }, (_, j) => tensor(2 + j));
       // Recorded events (roots with 'record' or 'handle'), or null.
-      const times = tensor(100);
+      const times = tensor(EVENT_AT + EVENT_TENSORS.times);
       this.events = times === null ? null : {
-        times, roots: tensor(101), before: tensor(102), after: tensor(103),
+        times, roots: tensor(EVENT_AT + EVENT_TENSORS.roots),
+        before: tensor(EVENT_AT + EVENT_TENSORS.before), after: tensor(EVENT_AT + EVENT_TENSORS.after),
         count: Int32Array.from({ length: nb }, (_, b) => m._otw_event_count(ptr, b)),
       };
       // solveAdjoint: the loss [nbatch] and its gradients, or null.
-      this.loss = tensor(200);
-      this.gradParams = tensor(201);
-      this.gradY0 = tensor(202);
+      this.loss = tensor(GRAD_AT + GRAD_TENSORS.loss);
+      this.gradParams = tensor(GRAD_AT + GRAD_TENSORS.gradParams);
+      this.gradY0 = tensor(GRAD_AT + GRAD_TENSORS.gradY0);
       this.adjointBytes = this.loss === null ? null
         : Float64Array.from({ length: nb }, (_, b) => m._otw_adjoint_bytes(ptr, b));
       const st = lanes, cnt = st + 4 * nb, ri = cnt + 4 * nb;
       const rt = (ri + 4 * nb + 7) & ~7, stats = rt + 8 * nb;
       if (m._otw_lanes(ptr, st, cnt, ri, rt, stats) !== nb)
-        throw new OdeTensorError('OT_ERR_INTERNAL', -99, 'solution: lanes not filled');
+        throw new OdeTensorError('OT_ERR_INTERNAL', OT_ERR_INTERNAL, 'solution: lanes not filled');
       this.statusCode = m.HEAP32.slice(st >> 2, (st >> 2) + nb);
       this.count = m.HEAP32.slice(cnt >> 2, (cnt >> 2) + nb);
       this.rootIndex = m.HEAP32.slice(ri >> 2, (ri >> 2) + nb);

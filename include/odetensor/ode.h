@@ -86,6 +86,27 @@ typedef int (*ot_dfdp_fn)(double t, ot_view y, ot_view p, ot_view_mut dfdp, void
  * solution. Not called by the MPI layer. */
 typedef int (*ot_progress_fn)(int64_t done, int64_t total, void *user);
 
+/* The lane index of the callback running on the calling thread: the index,
+ * in the batch the caller passed to the solve (the solution's lanes), of the
+ * first lane in the callback's views. In OT_LANES mode that is the lane
+ * itself; in OT_LOCKSTEP mode the first lane of the block the views cover
+ * (column b of the views is lane ot_callback_lane() + b), and for the
+ * one-lane calls (the event handler, the adjoint's loss and integrand) that
+ * lane. Under libodetensor_mpi it is the lane's index in the whole batch of
+ * ot_mpi_solve_*, whichever rank solves it. Valid in every callback the
+ * library calls (rhs, the explicit rhs, jac, dfdp, init, out, root, the
+ * event handler, the preconditioner's setup and solve, the loss and its
+ * integrand); not in the progress callback.
+ *
+ * Thread safety: per thread (a thread-local set by the library when a lane
+ * or block starts on a thread and restored after), so callbacks on several
+ * worker threads each read their own; a solve started inside a callback
+ * leaves the value as it was once it returns.
+ *
+ * @return the lane index (>= 0) inside a callback; -1 outside any callback
+ * (and in the progress callback). */
+OT_API int64_t ot_callback_lane(void);
+
 /* The integrator. OT_BDF and OT_ADAMS are CVODE(S)'s variable-order
  * multistep methods and the only ones with forward sensitivities and the
  * adjoint. The others are ARKODE's Runge-Kutta pairs (ARKStep), named

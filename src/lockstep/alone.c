@@ -26,6 +26,16 @@ void ot__lockstep_lane_fails(ot__lockstep *L, int64_t b, int status, const char 
         L->be->stopped_changed(L);
 }
 
+/* run() over lanes [b0, b0 + len) with ot_callback_lane naming b0. */
+static int run_from(ot__lockstep *L, ot__lockstep_run_fn run, int64_t b0, int64_t len,
+                    void *ctx)
+{
+    const ot__cb_lane_state was = ot__cb_lane_at(L->lane0 + b0);
+    const int rc = run(L, b0, len, ctx);
+    ot__cb_lane_restore(was);
+    return rc;
+}
+
 static int all_stopped(const ot__lockstep *L)
 {
     for (int64_t b = 0; b < L->nbatch; b++)
@@ -44,7 +54,7 @@ static int isolate(ot__lockstep *L, const char *name, int rc, double t, ot__cb_k
         /* The block retries; the lanes that asked are counted, so that a
          * lane that never stops asking is the one blamed (loops.c). */
         for (int64_t b = 0; L->retries && b < L->nbatch; b++)
-            if (L->stopped[b] != OT__LANE_FAILED && run(L, b, 1, ctx) > 0)
+            if (L->stopped[b] != OT__LANE_FAILED && run_from(L, run, b, 1, ctx) > 0)
                 L->retries[b]++;
         return ot__cb_returned(&L->cb, name, rc, t, kind);
     }
@@ -52,7 +62,7 @@ static int isolate(ot__lockstep *L, const char *name, int rc, double t, ot__cb_k
     for (int64_t b = 0; b < L->nbatch; b++) {
         if (L->stopped[b] == OT__LANE_FAILED)
             continue;
-        const int rb = run(L, b, 1, ctx);
+        const int rb = run_from(L, run, b, 1, ctx);
         if (rb < 0 || (rb > 0 && kind != OT__CB_RETRY)) {
             ot__cb one; /* the message lanes mode gives */
             ot__cb_reset(&one);
@@ -83,7 +93,7 @@ int ot__lockstep_call(ot__lockstep *L, const char *name, double t, ot__cb_kind k
             int64_t b1 = b0 + 1;
             while (b1 < L->nbatch && L->stopped[b1] != OT__LANE_FAILED)
                 b1++;
-            const int r = run(L, b0, b1 - b0, ctx);
+            const int r = run_from(L, run, b0, b1 - b0, ctx);
             if (r < 0 || (r > 0 && rc == 0))
                 rc = r;
             b0 = b1;

@@ -126,8 +126,8 @@ static void solve_block(ot__mpi *m, int64_t k, double *in)
     ot_solution *sol = NULL;
     const double t0 = MPI_Wtime();
     if (s == OT_OK)
-        s = m->adj ? ot__solve_adjoint_at(m->ode, y0, p, t, &loss, m->progress, &sol)
-                   : ot__solve_at_times(m->ode, y0, p, t, m->sens, m->progress, &sol);
+        s = m->adj ? ot__solve_adjoint_at(m->ode, y0, p, t, &loss, m->progress, lo, &sol)
+                   : ot__solve_at_times(m->ode, y0, p, t, m->sens, m->progress, lo, &sol);
     m->info.t_solve += MPI_Wtime() - t0;
     if (s == OT_ERR_LANES_FAILED)
         s = OT_OK; /* lane failures travel with the lanes */

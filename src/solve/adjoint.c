@@ -113,9 +113,9 @@ static int custom_point(const ot__plan *pl, ot__cb *cb, int64_t i, int64_t b, do
     return OT_OK;
 }
 
-int ot__adj_point(const ot__plan *pl, ot__cb *cb, ot__adj_out_fn out, void *ctx,
-                  int64_t i, int64_t b, double t, const double *y, const double *p,
-                  double *scratch, double *g, double *dgdy, double *dgdp)
+static int point(const ot__plan *pl, ot__cb *cb, ot__adj_out_fn out, void *ctx, int64_t i,
+                 int64_t b, double t, const double *y, const double *p, double *scratch,
+                 double *g, double *dgdy, double *dgdp)
 {
     const int64_t n = pl->n, np = pl->np, rows = pl->rows;
     if (pl->loss.fn)
@@ -180,6 +180,18 @@ int ot__adj_point(const ot__plan *pl, ot__cb *cb, ot__adj_out_fn out, void *ctx,
     return OT_OK;
 }
 
+/* Lane b's terms, with ot_callback_lane at lane b for the loss and out calls
+ * (one lane's views, lockstep too). */
+int ot__adj_point(const ot__plan *pl, ot__cb *cb, ot__adj_out_fn out, void *ctx,
+                  int64_t i, int64_t b, double t, const double *y, const double *p,
+                  double *scratch, double *g, double *dgdy, double *dgdp)
+{
+    const ot__cb_lane_state was = ot__cb_lane_at(b);
+    const int st = point(pl, cb, out, ctx, i, b, t, y, p, scratch, g, dgdy, dgdp);
+    ot__cb_lane_restore(was);
+    return st;
+}
+
 int ot__adj_alloc(const ot__plan *pl, ot_solution *sol)
 {
     const int64_t s0[1] = {pl->nbatch}, s1[2] = {pl->np, pl->nbatch},
@@ -219,10 +231,12 @@ int ot__adj_integrand(const ot__plan *pl, ot__cb *cb, int64_t b, double t,
     *q = 0;
     memset(dqdy, 0, (size_t)n * sizeof *dqdy);
     memset(dqdp, 0, (size_t)np * sizeof *dqdp);
+    const ot__cb_lane_state was = ot__cb_lane_at(b);
     const int rc = pl->loss.integrand(
         t, b, ot__view_compact(y, n, 1), ot__view_compact(p, np, 1),
         ot__view_mut_compact(q, 1, 1), ot__view_mut_compact(dqdy, n, 1),
         ot__view_mut_compact(dqdp, np, 1), pl->loss.user);
+    ot__cb_lane_restore(was);
     if (rc != 0)
         return ot__cb_returned(cb, "integrand", rc, t, OT__CB_RETRY);
     int st = ot__cb_finite(cb, "integrand", "q", q, 1, 1, b, t, OT__CB_RETRY);

@@ -4,7 +4,28 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "odetensor/ode.h"
 #include "solve/callback.h"
+
+/* The callbacks' lane index (callback.h): -1 until a solve sets it. */
+static _Thread_local ot__cb_lane_state cb_lane = {0, -1};
+
+int64_t ot_callback_lane(void) { return cb_lane.lane; }
+
+ot__cb_lane_state ot__cb_lane_enter(int64_t base, int64_t lane)
+{
+    const ot__cb_lane_state prev = cb_lane;
+    cb_lane.base = base;
+    cb_lane.lane = lane;
+    return prev;
+}
+
+ot__cb_lane_state ot__cb_lane_at(int64_t b)
+{
+    return ot__cb_lane_enter(cb_lane.base, cb_lane.base + b);
+}
+
+void ot__cb_lane_restore(ot__cb_lane_state prev) { cb_lane = prev; }
 
 void ot__cb_poison(double *v, int64_t count)
 {

@@ -62,6 +62,27 @@ static inline int ot__cb_unwritten(double v)
     return bits == OT__UNWRITTEN_BITS;
 }
 
+/* The lane index ot_callback_lane reports on this thread (ode.h), kept in
+ * a thread-local: `base` is the caller's index of this solve's lane 0 (0, or
+ * a sub-solve's first lane in the MPI layer), `lane` the caller's index of
+ * the first lane of the running unit (-1: none). The core sets it where a
+ * solve's run starts (solve.c), where the pool starts a unit (pool.c), and
+ * around each one-lane callback of a lockstep block (events, loss,
+ * integrand); each setter returns what was there, for ot__cb_lane_restore. */
+typedef struct {
+    int64_t base, lane;
+} ot__cb_lane_state;
+
+/* Sets base and lane. @return the previous state. */
+ot__cb_lane_state ot__cb_lane_enter(int64_t base, int64_t lane);
+
+/* Sets lane to base + b: lane b of the running solve (a solution index).
+ * @return the previous state. */
+ot__cb_lane_state ot__cb_lane_at(int64_t b);
+
+/* Puts back a state an enter returned. */
+void ot__cb_lane_restore(ot__cb_lane_state prev);
+
 /* Clears the state for a new lane (lockstep: a new batch). */
 void ot__cb_reset(ot__cb *c);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "core/alloc.h"
+#include "solve/callback.h"
 #include "solve/pool.h"
 #include "solve/progress.h"
 
@@ -31,7 +32,11 @@ static void *run_thread(void *arg)
         const int64_t u = atomic_fetch_add(&p->next, 1);
         if (u >= p->units)
             break;
+        /* unit u holds lanes [u block, (u + 1) block) (solve.h) */
+        const ot__cb_lane_state was =
+            ot__cb_lane_enter(pl->lane_offset, pl->lane_offset + u * pl->block);
         const int64_t lanes = p->fn(jb->state, u);
+        ot__cb_lane_restore(was);
         if (lanes > 0)
             ot__progress_add(pl->prog, lanes * OT__PROGRESS_ONE);
     }

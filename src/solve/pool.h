@@ -15,7 +15,9 @@ typedef int64_t (*ot__unit_fn)(void *state, int64_t unit);
  * lanes to plan->prog (progress.h); once the progress callback cancels, no
  * unit starts (solve.c marks the lanes left). A thread that cannot start
  * leaves its share to the others. Units differ in cost, and a unit's result
- * does not depend on which thread solves it. */
+ * does not depend on which thread solves it. Unit u holds lanes
+ * [u plan->block, (u + 1) plan->block): while it runs, ot_callback_lane's
+ * value on its thread is its first lane (plan->lane_offset + u block). */
 void ot__pool_run(const ot__plan *plan, int nthreads, int64_t units, void *const *states,
                   ot__unit_fn fn);
 

@@ -1,4 +1,5 @@
 /* Progress and cancellation of one solve (progress.h). */
+#include "solve/callback.h"
 #include "solve/progress.h"
 
 void ot__progress_init(ot__progress_state *ps, ot_progress_fn fn, void *user,
@@ -25,8 +26,10 @@ int ot__progress_add(ot__progress_state *ps, int64_t units)
     /* Once cancelled, no more calls: the caller asked to stop. */
     if (whole > ps->reported && !ot__progress_cancelled(ps)) {
         ps->reported = whole;
+        const ot__cb_lane_state was = ot__cb_lane_enter(0, -1); /* not a lane's */
         if (ps->fn(whole, ps->total, ps->user) != 0)
             __atomic_store_n(&ps->cancelled, 1, __ATOMIC_RELAXED);
+        ot__cb_lane_restore(was);
     }
     pthread_mutex_unlock(&ps->lock);
     return ot__progress_cancelled(ps);

@@ -10,6 +10,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "solve/adjoint.h"
+#include "solve/callback.h"
 #include "solve/solve.h"
 #include "solve/progress.h"
 #include "solve/events.h"
@@ -189,9 +190,11 @@ static int run_plan_with(const ot__plan *pl, ot_solution **out)
         st = alloc_outputs(pl, sol);
     if (st == OT_OK && pl->kind == OT__ADJ)
         st = ot__adj_alloc(pl, sol);
-    if (st == OT_OK) {
+    if (st == OT_OK) { /* the whole batch is the unit until a pool deals units */
         sink.sol = sol;
+        const ot__cb_lane_state was = ot__cb_lane_enter(pl->lane_offset, pl->lane_offset);
         st = pl->solver->run(pl, &sink);
+        ot__cb_lane_restore(was);
     }
     if (st == OT_OK && pl->kind != OT__STEPS)
         st = pad_outputs(pl, sol);
@@ -231,9 +234,11 @@ static int run_plan(ot__plan *pl, ot_solution **out)
     return st;
 }
 
+/* progress: the hook in place of the problem's (NULL: the problem's);
+ * lane_offset: the caller's index of lane 0 (ot__plan). */
 static int solve(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
                  double t_final, ot__kind kind, const ot__progress *progress,
-                 ot_solution **out)
+                 int64_t lane_offset, ot_solution **out)
 {
     if (out == NULL)
         return ot__fail(OT_ERR_ARG, "out: NULL");
@@ -243,6 +248,8 @@ static int solve(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
         pl.progress = progress->fn;
         pl.progress_user = progress->user;
     }
+    if (st == OT_OK)
+        pl.lane_offset = lane_offset;
     if (st == OT_OK)
         st = run_plan(&pl, out);
     ot__plan_free(&pl);
@@ -278,19 +285,20 @@ int ot_solve_dense_with(const ot_ode *ode, const ot_solve_inputs *in, ot_solutio
 int ot_solve_dense(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
                    ot_solution **out)
 {
-    return solve(ode, y0, params, t_eval, 0, OT__DENSE, NULL, out);
+    return solve(ode, y0, params, t_eval, 0, OT__DENSE, NULL, 0, out);
 }
 
 int ot_solve_fwd_sens(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
                       ot_solution **out)
 {
-    return solve(ode, y0, params, t_eval, 0, OT__SENS, NULL, out);
+    return solve(ode, y0, params, t_eval, 0, OT__SENS, NULL, 0, out);
 }
 
-/* ot_solve_adjoint, with progress reported to `progress` when not NULL. */
+/* ot_solve_adjoint, with progress reported to `progress` when not NULL,
+ * lane 0 being the caller's lane_offset. */
 static int solve_adjoint(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
                          const ot_loss *loss, const ot__progress *progress,
-                         ot_solution **out)
+                         int64_t lane_offset, ot_solution **out)
 {
     if (out == NULL)
         return ot__fail(OT_ERR_ARG, "out: NULL");
@@ -300,6 +308,8 @@ static int solve_adjoint(const ot_ode *ode, ot_view y0, ot_view params, ot_view 
         pl.progress = progress->fn;
         pl.progress_user = progress->user;
     }
+    if (st == OT_OK)
+        pl.lane_offset = lane_offset;
     if (st == OT_OK && pl.t_lanes && !pl.solver->adjoint_per_lane_times)
         st = ot__fail(OT_ERR_ARG,
                       "t_eval: per-lane output times with ot_solve_adjoint run in "
@@ -317,23 +327,26 @@ static int solve_adjoint(const ot_ode *ode, ot_view y0, ot_view params, ot_view 
 int ot_solve_adjoint(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
                      const ot_loss *loss, ot_solution **out)
 {
-    return solve_adjoint(ode, y0, params, t_eval, loss, NULL, out);
+    return solve_adjoint(ode, y0, params, t_eval, loss, NULL, 0, out);
 }
 
 int ot__solve_adjoint_at(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
-                         const ot_loss *loss, ot__progress progress, ot_solution **out)
+                         const ot_loss *loss, ot__progress progress, int64_t lane_offset,
+                         ot_solution **out)
 {
-    return solve_adjoint(ode, y0, params, t_eval, loss, &progress, out);
+    return solve_adjoint(ode, y0, params, t_eval, loss, &progress, lane_offset, out);
 }
 
 int ot_solve(const ot_ode *ode, ot_view y0, ot_view params, double final_time,
              ot_solution **out)
 {
-    return solve(ode, y0, params, ot_view_absent(), final_time, OT__STEPS, NULL, out);
+    return solve(ode, y0, params, ot_view_absent(), final_time, OT__STEPS, NULL, 0, out);
 }
 
 int ot__solve_at_times(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
-                       int sens, ot__progress progress, ot_solution **out)
+                       int sens, ot__progress progress, int64_t lane_offset,
+                       ot_solution **out)
 {
-    return solve(ode, y0, params, t_eval, 0, sens ? OT__SENS : OT__DENSE, &progress, out);
+    return solve(ode, y0, params, t_eval, 0, sens ? OT__SENS : OT__DENSE, &progress,
+                 lane_offset, out);
 }

@@ -45,6 +45,8 @@ typedef struct {
         *prog;           /* during the run: progress and cancel (progress.h) */
     ot_tensor *owned[3]; /* f32 conversions of y0, params, t_eval */
     ot_loss loss;        /* OT__ADJ: the checked loss (solve/adjoint.h) */
+    int64_t lane_offset; /* the caller's index of lane 0: 0, or a sub-solve's
+                            first lane (the MPI layer); for ot_callback_lane */
 } ot__plan;
 
 /* Where a solver puts results. Dense and sens: sol's tensors, allocated

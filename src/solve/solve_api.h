@@ -18,17 +18,20 @@ typedef struct {
 } ot__progress;
 
 /* ot_solve_dense (sens 0) or ot_solve_fwd_sens (sens 1), with progress
- * reported to `progress` instead of the problem's own hook. Ownership and
- * returns as those. */
+ * reported to `progress` instead of the problem's own hook, for lanes that
+ * are lanes lane_offset, lane_offset + 1, ... of the caller's batch: what
+ * ot_callback_lane reports in callbacks (0 for a batch of its own).
+ * Ownership and returns as those. */
 OT_API int ot__solve_at_times(const ot_ode *ode, ot_view y0, ot_view params,
                               ot_view t_eval, int sens, ot__progress progress,
-                              ot_solution **out);
+                              int64_t lane_offset, ot_solution **out);
 
-/* ot_solve_adjoint, with progress reported to `progress`. Ownership and
- * returns as that. */
+/* ot_solve_adjoint, with progress reported to `progress` and lane_offset as
+ * in ot__solve_at_times. Ownership and returns as that. */
 OT_API int ot__solve_adjoint_at(const ot_ode *ode, ot_view y0, ot_view params,
                                 ot_view t_eval, const ot_loss *loss,
-                                ot__progress progress, ot_solution **out);
+                                ot__progress progress, int64_t lane_offset,
+                                ot_solution **out);
 
 /* t_eval's shape: present, [nt] with nt >= 1. @return OT_OK, OT_ERR_ARG or
  * OT_ERR_SHAPE naming t_eval. */

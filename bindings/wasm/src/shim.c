@@ -7,14 +7,15 @@
  *            int k, int lane, void *user)      rhs, jac, dfdp, out, root
  *   int init(const double *p, double *y0, int k, int lane, void *user)
  * y [n, k], p [np, k], out [rows, k] (jac: [n, n, k]; dfdp: [n, np, k]) are
- * compact column-major
- * f64 arrays valid only during the call; k = 1 in lanes mode (lane is then the
- * lane's index) and k = the block's lanes in lockstep mode (lane: the block's
- * first lane; blocks of a size chosen from n unless lockstepBlock is set). The return
- * codes are odetensor's: 0 ok, > 0 retry with a smaller step, < 0 stop the lane.
+ * compact column-major f64 arrays valid only during the call; k = 1 in lanes
+ * mode and k = the block's lanes in lockstep mode. lane is the library's
+ * ot_callback_lane(): the lane in lanes mode, the block's first lane in
+ * lockstep (column b is lane + b), right for any block size and thread
+ * count. The return codes are odetensor's: 0 ok, > 0 retry with a smaller
+ * step, < 0 stop the lane.
  *
  * Lanes run one after another on the calling thread (threads = 1): wasm here
- * has no threads, and the lane index passed to callbacks relies on it.
+ * has no threads. The shim uses the public headers only.
  *
  * Every entry point answers NULL or out-of-range arguments with a status (or
  * NULL / 0) instead of touching memory: in wasm, address 0 is ordinary
@@ -22,7 +23,6 @@
  * A NULL problem goes on to the library as a NULL ot_ode, whose message
  * ("ot_ode_set_rtol: ode is NULL") becomes the status's message. */
 #include "shim.h"
-#include "solve/solve.h" /* ot__lockstep_auto_block */
 
 /* ---- Views as flat arrays ---------------------------------------------- */
 
@@ -74,9 +74,8 @@ static int flat_of(const ot_layout *l, double **flat, double **tmp)
     return 0;
 }
 
-/* The lane index callbacks get: in lanes mode the lane; in lockstep the
- * first lane of the block being solved (0 without blocks). */
-static int lane_of(const otw_problem *P) { return P->lane; }
+/* The lane index callbacks get: the first lane of their views. */
+static int lane_of(void) { return (int)ot_callback_lane(); }
 
 static int call_eval(otw_problem *P, otw_eval_fn fn, double t, ot_view y, ot_view p,
                      ot_view_mut o)
@@ -86,7 +85,7 @@ static int call_eval(otw_problem *P, otw_eval_fn fn, double t, ot_view y, ot_vie
     const int bad = flat_of(&y.layout, &fy, &ty) | flat_of(&p.layout, &fp, &tp) |
                     flat_of(&o.layout, &fo, &to);
     if (!bad) {
-        rc = fn(t, fy, fp, fo, (int)y.layout.shape[1], lane_of(P), P->user);
+        rc = fn(t, fy, fp, fo, (int)y.layout.shape[1], lane_of(), P->user);
         if (to)
             copy_cols(&o.layout, to, 0);
     }
@@ -139,7 +138,7 @@ static int init_tramp(ot_view p, ot_view_mut y0, void *user)
     double *fp, *fy, *tp, *ty;
     int rc = -1;
     if (!(flat_of(&p.layout, &fp, &tp) | flat_of(&y0.layout, &fy, &ty))) {
-        rc = P->init(fp, fy, (int)y0.layout.shape[1], lane_of(P), P->user);
+        rc = P->init(fp, fy, (int)y0.layout.shape[1], lane_of(), P->user);
         if (ty)
             copy_cols(&y0.layout, ty, 0);
     }
@@ -157,15 +156,10 @@ static int event_tramp(double t, int root, int64_t lane, ot_view_mut y, ot_view_
                     p.layout.shape[0] > 0 ? ot_view_mut_col_f64(p, 0, 0) : NULL, P->user);
 }
 
-/* Called after each lane (lanes mode), and in lockstep as each block
- * advances (done rounded down to whole lanes); with one thread lanes and
- * blocks run in order, so the next lane to be solved is done, and the
- * running block's first lane is done rounded down to a whole block. Then
- * JS's onProgress, whose nonzero return cancels the solve. */
+/* JS's onProgress, whose nonzero return cancels the solve. */
 static int on_progress(int64_t done, int64_t total, void *user)
 {
     otw_problem *P = user;
-    P->lane = P->lockstep && P->block > 0 ? (int)(done - done % P->block) : (int)done;
     return P->progress ? P->progress((double)done, (double)total, P->user) : 0;
 }
 
@@ -175,16 +169,6 @@ OTW_API int otw_set_progress(otw_problem *P, otw_progress_fn fn)
         return ot_ode_set_progress(NULL, NULL, NULL); /* sets the message */
     P->progress = fn;
     return OT_OK;
-}
-
-/* The block a lockstep solve of nbatch lanes will use (plan.c's rule). */
-void otw__start_lanes(otw_problem *P, int64_t nbatch)
-{
-    P->lane = 0;
-    const int64_t set = P->block_set;
-    P->block = (int)(set > 0 ? set : ot__lockstep_auto_block(ot_ode_nstates(P->ode)));
-    if (P->block > nbatch)
-        P->block = (int)nbatch;
 }
 
 /* ---- Status and memory -------------------------------------------------- */
@@ -331,10 +315,7 @@ OTW_API int otw_set_method(otw_problem *P, int method)
 /* mode: 1 lanes, 2 lockstep (ot_mode). */
 OTW_API int otw_set_mode(otw_problem *P, int mode)
 {
-    int st = ot_ode_set_mode(ode_of(P), (ot_mode)mode);
-    if (st == OT_OK)
-        P->lockstep = mode == OT_LOCKSTEP;
-    return st;
+    return ot_ode_set_mode(ode_of(P), (ot_mode)mode);
 }
 
 OTW_API int otw_set_rtol(otw_problem *P, double v)
@@ -387,7 +368,7 @@ static int psetup_tramp(double t, ot_view y, ot_view p, double gamma, int jok, i
     return P->psetup(t, ot_view_col_f64(y, 0, 0),
                      p.layout.shape[0] ? ot_view_col_f64(p, 0, 0) : NULL, gamma, jok,
                      work.layout.shape[0] ? ot_view_mut_col_f64(work, 0, 0) : NULL,
-                     lane_of(P), P->user);
+                     lane_of(), P->user);
 }
 
 static int psolve_tramp(double t, ot_view y, ot_view p, double gamma, ot_view r,
@@ -398,7 +379,7 @@ static int psolve_tramp(double t, ot_view y, ot_view p, double gamma, ot_view r,
                      p.layout.shape[0] ? ot_view_col_f64(p, 0, 0) : NULL, gamma,
                      ot_view_col_f64(r, 0, 0), ot_view_mut_col_f64(z, 0, 0),
                      work.layout.shape[0] ? ot_view_mut_col_f64(work, 0, 0) : NULL,
-                     lane_of(P), P->user);
+                     lane_of(), P->user);
 }
 
 OTW_API int otw_set_preconditioner(otw_problem *P, otw_psetup_fn setup,
@@ -430,10 +411,7 @@ OTW_API int otw_set_stability_limit_detection(otw_problem *P, int on)
 
 OTW_API int otw_set_lockstep_block(otw_problem *P, int v)
 {
-    const int st = ot_ode_set_lockstep_block(ode_of(P), v);
-    if (st == OT_OK)
-        P->block_set = v;
-    return st;
+    return ot_ode_set_lockstep_block(ode_of(P), v);
 }
 
 OTW_API int otw_set_sens_tolerances(otw_problem *P, double rtol, double atol)

@@ -52,17 +52,9 @@ typedef struct otw_problem {
     otw_integrand_fn integrand;
     int nout; /* out's rows (0 without out) */
     void *user;
-    int lockstep;
     int t_cols; /* t_eval's columns: > 1 per-lane times [nt, t_cols] (otw_set_t_cols) */
-    int lane;   /* lanes mode: the lane being solved (lanes run in order) */
-    int block;  /* lockstep: the lanes of a block (set when a solve starts) */
-    int block_set;            /* lockstepBlock as set (0: chosen from n) */
     otw_progress_fn progress; /* JS onProgress, or NULL */
 } otw_problem;
-
-/* Resets the lane index and works out the lockstep block for a solve of
- * nbatch lanes (shim.c). */
-void otw__start_lanes(otw_problem *P, int64_t nbatch);
 
 /* The problem's ot_ode, or NULL (the library then fails with its message). */
 static inline ot_ode *ode_of(const otw_problem *P) { return P ? P->ode : NULL; }

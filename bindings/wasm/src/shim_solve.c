@@ -34,7 +34,6 @@ static int run(int kind, ot_solution **out, otw_problem *P, const double *y0, in
         }
         if (st != OT_OK)
             return st;
-        otw__start_lanes(P, y0_cols > p_cols ? y0_cols : p_cols);
     }
     switch (kind) {
     case SOLVE_DENSE:
@@ -85,7 +84,6 @@ OTW_API int otw_solve_dense_with(ot_solution **out, otw_problem *P, const double
                           NULL);
     if (st != OT_OK)
         return st;
-    otw__start_lanes(P, y0_cols > p_cols ? y0_cols : p_cols);
     return ot_solve_dense_with(ode, &in, out);
 }
 
@@ -154,7 +152,6 @@ OTW_API int otw_solve_adjoint(ot_solution **out, otw_problem *P, const double *y
         }
         if (st != OT_OK)
             return st;
-        otw__start_lanes(P, y0_cols > p_cols ? y0_cols : p_cols);
         P->loss = loss;
         P->integrand = integrand;
         l.integrand = integrand ? integrand_tramp : NULL;
