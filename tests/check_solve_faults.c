@@ -477,9 +477,11 @@ static const refusal solve_refusals[] = {
      "t_eval: shape [1, 3]; expected [nt], [nt, 1] or [nt, 4]"},
     {"t_eval empty", OT_ERR_SHAPE, "t_eval: needs shape [nt]"},
     {"t_eval absent", OT_ERR_ARG, "t_eval: absent"},
-    {"NaN in y0", OT_ERR_VALUE, "y0: [1, 2] is nan"},
-    {"Inf in params", OT_ERR_VALUE, "params: [0, 3] is inf"},
-    {"NaN in f32 y0", OT_ERR_VALUE, "y0: [0, 1] is nan"},
+    /* every lane's (broadcast): refused; a lane's own fails that lane
+     * alone (check_lanes_alone.c) */
+    {"NaN in y0", OT_ERR_VALUE, "y0: [1, 0] is nan"},
+    {"Inf in params", OT_ERR_VALUE, "params: [0, 0] is inf"},
+    {"NaN in f32 y0", OT_ERR_VALUE, "y0: [0, 0] is nan"},
     {"y0 with 0 lanes", OT_ERR_SHAPE, "y0: has 0 lanes"},
     {"params with 0 lanes", OT_ERR_SHAPE, "params: has 0 lanes"},
     {"final_time == t0", OT_ERR_VALUE, "final_time: 0"},
@@ -539,14 +541,14 @@ static int refused_call(int i, ot_ode *ode, ot_solution **out)
     case 15:
         return ot_solve_dense(ode, Y, K, ot_view_absent(), out);
     case 16:
-        bad_v[5] = NAN;
-        return ot_solve_dense(ode, st_mat(bad_v, 2, 4), K, T, out);
+        bad_v[1] = NAN;
+        return ot_solve_dense(ode, st_vec(bad_v, 2), K, T, out);
     case 17:
-        bad_v[3] = INFINITY;
-        return ot_solve_dense(ode, Y, st_mat(bad_v, 1, 4), T, out);
+        bad_v[0] = INFINITY;
+        return ot_solve_dense(ode, Y, st_vec(bad_v, 1), T, out);
     case 18:
-        y0f[2] = NAN;
-        return ot_solve_dense(ode, st_view_t(y0f, OT_F32, 2, 4), K, T, out);
+        y0f[0] = NAN;
+        return ot_solve_dense(ode, st_view_t(y0f, OT_F32, 2, 1), K, T, out);
     case 19:
         return ot_solve_dense(ode, st_mat(y0, 2, 0), st_vec(k, 1), T, out);
     case 20:

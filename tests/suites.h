@@ -27,6 +27,7 @@ Suite *adjoint_suite(void);
 Suite *methods_suite(void);
 Suite *linsol_suite(void);
 Suite *mode_events_suite(void);
+Suite *lanes_alone_suite(void);
 Suite *callback_lane_suite(void);
 
 /* A test case named name in s, each test limited to timeout seconds. */

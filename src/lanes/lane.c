@@ -317,6 +317,8 @@ void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
 {
     const ot__plan *pl = w->plan;
     ot_solution *sol = sk->sol;
+    if (pl->bad && pl->bad[b]) /* failed already, by its inputs */
+        return;
     w->lane = b;
     w->dq_evals = 0;
     w->sens_first = 1;

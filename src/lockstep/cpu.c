@@ -74,7 +74,10 @@ static int initial_state(ot__lockstep *L)
     const int64_t n = L->n, nbatch = L->nbatch, np = L->np;
     double *y = N_VGetArrayPointer(L->y);
     for (int64_t b = 0; pl->has_y0 && b < nbatch; b++)
-        memcpy(y + b * n, ot_view_lane(pl->y0, b), (size_t)n * sizeof *y);
+        if (L->stopped[b] == OT__LANE_FAILED) /* its y0 may not be finite */
+            memset(y + b * n, 0, (size_t)n * sizeof *y);
+        else
+            memcpy(y + b * n, ot_view_lane(pl->y0, b), (size_t)n * sizeof *y);
     if (!pl->has_y0 && call_init(L, L->p, y) != OT_OK)
         return OT_ERR_CALLBACK;
     for (int64_t j = 0; L->yS && j < L->nsv; j++) { /* sens, or the adjoint's dy0/dp */
@@ -273,6 +276,12 @@ static int make_solver(ot__lockstep *L, const ot__plan *pl)
         return OT_ERR_NOMEM;
     for (int64_t b = 0; b < L->nbatch && np > 0; b++)
         memcpy(L->p + b * L->np, ot_view_lane(pl->p, b), np * sizeof *L->p);
+    for (int64_t b = 0; pl->bad && b < L->nbatch; b++)
+        if (pl->bad[L->lane0 + b]) { /* failed already (solve.c), by its inputs */
+            L->stopped[b] = OT__LANE_FAILED;
+            L->unit.nfailed++;
+            memset(L->p + b * L->np, 0, np * sizeof *L->p);
+        }
     L->blame.count = OT__CALLOC(nbatch, sizeof *L->blame.count);
     L->retries = OT__CALLOC(nbatch, sizeof *L->retries);
     if (!L->blame.count || !L->retries)

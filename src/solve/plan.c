@@ -2,9 +2,11 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "solve/size_limits.h"
 #include "solve/solve.h"
@@ -74,18 +76,42 @@ static int64_t lanes_of(ot_view v)
     return !ot_view_is_absent(v) && v.layout.ndim == 2 ? v.layout.shape[1] : 1;
 }
 
-static int check_finite(ot_view v, int64_t rows, int64_t nbatch, const char *name)
+/* Every value of v finite. A lane's own column that is not fails that lane
+ * alone where the solver can leave it out (pl->bad |= which); a broadcast
+ * one, every lane's, refuses the call. */
+static int check_finite(ot__plan *pl, ot_view v, int64_t rows, const char *name,
+                        unsigned char which)
 {
-    const int64_t cols = v.layout.shape[1] == 1 ? 1 : nbatch;
+    const int64_t cols = v.layout.shape[1] == 1 ? 1 : pl->nbatch;
     for (int64_t b = 0; b < cols; b++) {
         const double *c = ot_view_col_f64(v, b, 0);
-        for (int64_t i = 0; i < rows; i++)
-            if (!isfinite(c[i]))
-                return ot__fail(OT_ERR_VALUE,
-                                "%s: [%lld, %lld] is %g; values must be finite", name,
-                                (long long)i, (long long)b, c[i]);
+        int64_t i = 0;
+        while (i < rows && isfinite(c[i]))
+            i++;
+        if (i == rows)
+            continue;
+        if (cols == 1 || !pl->solver->bad_inputs_alone)
+            return ot__fail(OT_ERR_VALUE, "%s: [%lld, %lld] is %g; values must be finite",
+                            name, (long long)i, (long long)b, c[i]);
+        if (pl->bad == NULL && (pl->bad = OT__CALLOC((size_t)pl->nbatch, 1)) == NULL)
+            return ot__fail(OT_ERR_NOMEM, "solve: cannot allocate the lanes' marks");
+        pl->bad[b] |= which;
     }
     return OT_OK;
+}
+
+int ot__plan_bad_message(const ot__plan *pl, int64_t b, char *msg, size_t len)
+{
+    const int y0 = pl->bad[b] & 1;
+    const ot_view v = y0 ? pl->y0 : pl->p;
+    const int64_t rows = y0 ? pl->n : pl->np;
+    const double *c = ot_view_col_f64(v, b, 0);
+    int64_t i = 0;
+    while (i < rows - 1 && isfinite(c[i]))
+        i++;
+    return snprintf(msg, len, "%s: [%lld, %lld] is %g; values must be finite (the lane "
+                              "fails alone)",
+                    y0 ? "y0" : "params", (long long)i, (long long)b, c[i]);
 }
 
 int ot__times_check_shape(ot_view t_eval)
@@ -479,7 +505,7 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
         return st;
     if (pl->has_y0) {
         if ((st = as_f64(pl, &y0, &pl->owned[0], "y0", 1, &dev)) != OT_OK ||
-            (!dev && (st = check_finite(y0, pl->n, pl->nbatch, "y0")) != OT_OK))
+            (!dev && (st = check_finite(pl, y0, pl->n, "y0", 1)) != OT_OK))
             return st;
         pl->y0 = y0;
     }
@@ -487,7 +513,7 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
         pl->p = ot__view_compact(NULL, 0, 1); /* empty [0, 1]: never read */
     } else {
         if ((st = as_f64(pl, &params, &pl->owned[1], "params", 1, &dev)) != OT_OK ||
-            (!dev && (st = check_finite(params, pl->np, pl->nbatch, "params")) != OT_OK))
+            (!dev && (st = check_finite(pl, params, pl->np, "params", 2)) != OT_OK))
             return st;
         pl->p = params;
     }
@@ -509,6 +535,8 @@ int64_t ot__lockstep_auto_block(int64_t n) { return auto_block(n); }
 
 void ot__plan_free(ot__plan *pl)
 {
+    free(pl->bad);
+    pl->bad = NULL;
     for (int i = 0; i < 3; i++) {
         ot_tensor_free(pl->owned[i]);
         pl->owned[i] = NULL;

@@ -190,6 +190,13 @@ static int run_plan_with(const ot__plan *pl, ot_solution **out)
         st = alloc_outputs(pl, sol);
     if (st == OT_OK && pl->kind == OT__ADJ)
         st = ot__adj_alloc(pl, sol);
+    for (int64_t b = 0; st == OT_OK && pl->bad && b < pl->nbatch; b++)
+        if (pl->bad[b]) { /* the solver leaves it out */
+            char msg[200];
+            ot__plan_bad_message(pl, b, msg, sizeof msg);
+            ot__solution_fail_lane(sol, b, OT_ERR_VALUE, msg);
+            sol->stats[b].final_time = ot__plan_t0(pl, b);
+        }
     if (st == OT_OK) { /* the whole batch is the unit until a pool deals units */
         sink.sol = sol;
         const ot__cb_lane_state was = ot__cb_lane_enter(pl->lane_offset, pl->lane_offset);

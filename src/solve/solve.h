@@ -44,6 +44,8 @@ typedef struct {
     struct ot__progress_state
         *prog;           /* during the run: progress and cancel (progress.h) */
     ot_tensor *owned[3]; /* f32 conversions of y0, params, t_eval */
+    unsigned char *bad;  /* [nbatch] (owned) or NULL: lanes whose own y0 (1) or
+                            params (2) are not finite; they fail alone */
     ot_loss loss;        /* OT__ADJ: the checked loss (solve/adjoint.h) */
     int64_t lane_offset; /* the caller's index of lane 0: 0, or a sub-solve's
                             first lane (the MPI layer); for ot_callback_lane */
@@ -111,6 +113,9 @@ struct ot__solver {
     int sens_initial;
     /* ot_solve_adjoint. */
     int adjoint;
+    /* A lane whose own y0 or params are not finite fails alone (the plan
+     * marks it; the solver leaves it out); 0: the call is refused. */
+    int bad_inputs_alone;
     /* ot_solve_adjoint with per-lane output times (a lockstep block's
      * backward pass restarts at the union of its lanes' times). */
     int adjoint_per_lane_times;
@@ -172,6 +177,9 @@ int ot__plan_make(ot__plan *plan, const ot_ode *ode, ot_view y0, ot_view params,
 int ot__plan_make_with(ot__plan *plan, const ot_ode *ode, ot_view y0, ot_view params,
                        ot_view t_eval, ot_view t0, ot_view stops, ot__kind kind);
 void ot__plan_free(ot__plan *plan);
+/* Why lane b (pl->bad[b] set) fails: its first value that is not finite,
+ * named as the argument check names it, into msg. */
+int ot__plan_bad_message(const ot__plan *pl, int64_t b, char *msg, size_t len);
 /* The lockstep block a CPU solve of n states uses when none is set. */
 int64_t ot__lockstep_auto_block(int64_t n);
 

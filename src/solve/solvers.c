@@ -17,6 +17,7 @@
  * lane: every lane is its own problem, so it has everything. */
 static const ot__solver lanes = {
     .name = "lanes",
+    .bad_inputs_alone = 1,
     .per_lane_times = 1,
     .per_lane_starts = 1,
     .stops = 1,
@@ -37,6 +38,7 @@ static const ot__solver lanes = {
  * (block_dense.c), and its adjoint restarts the whole block. */
 static const ot__solver lockstep_cpu = {
     .name = "lockstep",
+    .bad_inputs_alone = 1,
     .lockstep = 1,
     .per_lane_times = 1,
     .stops = 1,

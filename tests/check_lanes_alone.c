@@ -1,0 +1,113 @@
+/* Issue 22, item 4: lanes fail alone in every mode. A lane whose own y0 or
+ * params are not finite fails with OT_ERR_VALUE and a message naming the
+ * argument, the element and the rule, and the call goes on for the others
+ * (one such value broadcast to every lane still refuses the call:
+ * check_solve_faults.c). The solver leaves the lane out from the start, so
+ * in both modes every other lane is bit for bit what a solve without it
+ * gives. Callback and solver failures of one lane in a lockstep block:
+ * check_faults_numeric.c and check_faults_scale.c. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "solve_common.h"
+#include "suites.h"
+
+enum { NB = 6, NT = 4, BAD = 3 };
+static const double T[NT] = {0, 0.5, 1, 2};
+enum { DENSE, STEPS, SENS, ADJOINT, NKINDS };
+static const char *const KIND[NKINDS] = {"dense", "steps", "sens", "adjoint"};
+
+static int solve(const ot_ode *ode, int kind, const double *y0, const double *k,
+                 int64_t nb, ot_solution **out)
+{
+    static const double data[2 * NT] = {1, 1, 0.5, 0.5, 0.3, 0.3, 0.1, 0.1};
+    const ot_view Y = st_mat(y0, 2, nb), K = st_mat(k, 1, nb), TV = st_vec(T, NT);
+    const ot_loss loss = ot_loss_squares(st_mat(data, 2, NT), ot_view_absent());
+    switch (kind) {
+    case STEPS:
+        return ot_solve(ode, Y, K, 2.0, out);
+    case SENS:
+        return ot_solve_fwd_sens(ode, Y, K, TV, out);
+    case ADJOINT:
+        return ot_solve_adjoint(ode, Y, K, TV, &loss, out);
+    default:
+        return ot_solve_dense(ode, Y, K, TV, out);
+    }
+}
+
+/* Bytes of lane a's [rows, count] outputs in x equal lane b's in y. */
+static int same_outputs(const ot_tensor *x, int64_t a, const ot_tensor *y, int64_t b,
+                        int64_t count)
+{
+    const ot_layout *lx = ot_tensor_layout(x), *ly = ot_tensor_layout(y);
+    return memcmp((const char *)lx->data + a * lx->strides[2],
+                  (const char *)ly->data + b * ly->strides[2],
+                  (size_t)(count * lx->strides[1])) == 0;
+}
+
+/* Loop: _i & 1 lockstep, (_i >> 1) % 4 the kind of solve, _i >> 3 which
+ * input is bad (0: y0[1] of lane 3 is NaN, 1: its k is +Inf). */
+START_TEST(a_non_finite_input_fails_its_lane_alone)
+{
+    const int lockstep = _i & 1, kind = (_i >> 1) % NKINDS, params = _i >> 3;
+    double k[NB], y0[2 * NB], kr[NB - 1], yr[2 * (NB - 1)];
+    decay_inputs(k, y0, NB);
+    for (int64_t b = 0, r = 0; b < NB; b++) /* the inputs without lane BAD */
+        if (b != BAD) {
+            kr[r] = k[b];
+            yr[2 * r] = y0[2 * b];
+            yr[2 * r + 1] = y0[2 * b + 1];
+            r++;
+        }
+    if (params)
+        k[BAD] = INFINITY;
+    else
+        y0[2 * BAD + 1] = NAN;
+    ot_ode *ode = decay_ode(1, 1e-8, 1e-10);
+    ck_assert_status(ot_ode_set_mode(ode, lockstep ? OT_LOCKSTEP : OT_LANES), OT_OK, NULL);
+    ot_solution *s = NULL, *ref = NULL;
+    ck_assert_status(solve(ode, kind, y0, k, NB, &s), OT_ERR_LANES_FAILED,
+                     params ? "1 of 6 lanes failed; lane 3: params: [0, 3] is inf; values "
+                              "must be finite"
+                            : "1 of 6 lanes failed; lane 3: y0: [1, 3] is nan; values must "
+                              "be finite");
+    ck_assert_status(solve(ode, kind, yr, kr, NB - 1, &ref), OT_OK, NULL);
+    ck_assert_int_eq(ot_solution_lane_status(s, BAD), OT_ERR_VALUE);
+    ck_assert_int_eq(ot_solution_lane_count(s, BAD), 0);
+    for (int64_t i = 0; i < ot_tensor_layout(ot_solution_ys(s))->shape[1]; i++)
+        ck_assert(isnan(st_y(s, 0, i, BAD)) && isnan(st_y(s, 1, i, BAD)));
+    if (kind == ADJOINT)
+        ck_assert(isnan(st_at(ot_solution_grad_tensor(s, OT_GRAD_PARAMS), 0, BAD, 0)));
+    for (int64_t b = 0, r = 0; b < NB; b++) {
+        if (b == BAD)
+            continue;
+        const int64_t c = ot_solution_lane_count(s, b);
+        ck_assert_msg(ot_solution_lane_status(s, b) == OT_OK && c == ot_solution_lane_count(ref, r),
+                      "%s lane %lld", KIND[kind], (long long)b);
+        ck_assert_msg(same_outputs(ot_solution_ys(s), b, ot_solution_ys(ref), r, c),
+                      "%s lane %lld differs from the solve without lane 3", KIND[kind],
+                      (long long)b);
+        for (int64_t j = 0; j < ot_solution_nsens(s); j++)
+            ck_assert(same_outputs(ot_solution_sens(s, j), b, ot_solution_sens(ref, j), r,
+                                   c));
+        if (kind == ADJOINT)
+            ck_assert(st_at(ot_solution_grad_tensor(s, OT_GRAD_PARAMS), 0, b, 0) ==
+                      st_at(ot_solution_grad_tensor(ref, OT_GRAD_PARAMS), 0, r, 0));
+        if (!lockstep) /* lanes mode: the statistics too */
+            st_assert_stats_equal(s, b, ref, r);
+        r++;
+    }
+    ot_solution_free(s);
+    ot_solution_free(ref);
+    ot_ode_free(ode);
+}
+END_TEST
+
+Suite *lanes_alone_suite(void)
+{
+    Suite *s = suite_create("lanes_alone");
+    TCase *tc = ot_test_tcase(s, "non-finite inputs", 60);
+    tcase_add_loop_test(tc, a_non_finite_input_fails_its_lane_alone, 0, 4 * NKINDS);
+    return s;
+}
