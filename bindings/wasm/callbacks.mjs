@@ -116,8 +116,9 @@ export function returnCode(r, name, out) {
 
 // ---- Callbacks as wasm table entries ---------------------------------------
 // Each is removed again by `held` when its solve is over. A callback that
-// throws fails its lane, or in lockstep (batch) the whole block, and is kept
-// under its name for the message; the solver gets -1.
+// throws fails its lane (in lockstep: the lane whose own call throws, or
+// the whole block when none does), and is kept under its name for the
+// message; the solver gets -1.
 
 function tableEntry(m, fn, sig, held) {
   const idx = m.addFunction(fn, sig);
@@ -127,9 +128,12 @@ function tableEntry(m, fn, sig, held) {
 
 // dims: { lockstep } read at each failure (the mode is set after the
 // entries are made), or null for callbacks that fail their lane in either.
+// A lockstep call over several lanes that throws is the block's (the core
+// then calls it again lane by lane, and the lane whose own call throws is
+// the one that fails); k = 1 is one lane's own call.
 function failer(thrown, dims) {
-  return (name, lane, error) => {
-    if (dims?.lockstep) thrown.batch ??= { name, error };
+  return (name, lane, error, k = 1) => {
+    if (dims?.lockstep && k !== 1) thrown.batch ??= { name, error };
     else if (!thrown.lanes.has(lane)) thrown.lanes.set(lane, { name, error });
     return -1;
   };
@@ -178,14 +182,14 @@ export function callbackEntry(m, f, name, rows, sig, dims, thrown, held) {
         let o;
         const r = call((b) => f(pc(pv(b, pp, np * k)), (o = ov(b, yp, n * k)), k, lane));
         return returnCode(r, name, o);
-      } catch (e) { return fail(name, lane, e); }
+      } catch (e) { return fail(name, lane, e, k); }
     }
     : (t, yp, pp, op, k, lane) => {
       try {
         let o;
         const r = call((b) => f(t, yc(yv(b, yp, n * k)), pc(pv(b, pp, np * k)), (o = ov(b, op, rows * k)), k, lane));
         return returnCode(r, name, o);
-      } catch (e) { return fail(name, lane, e); }
+      } catch (e) { return fail(name, lane, e, k); }
     };
   return tableEntry(m, wrapped, sig, held);
 }

@@ -477,7 +477,7 @@ class OdeTensor {
         throw this.#error(OT_ERR_CANCELLED, `onProgress threw ${describe(progressError.error)}; the solve was cancelled`, progressError.error);
       }
       if (!made) {
-        const t = thrown.batch ?? thrown.lanes.values().next().value;
+        const t = thrown.lanes.values().next().value ?? thrown.batch;
         let msg = m.UTF8ToString(m._otw_last_error());
         if (t) msg = `${t.name} threw ${describe(t.error)}; ${msg}`;
         throw this.#error(st, msg, t?.error);

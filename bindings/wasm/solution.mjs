@@ -138,7 +138,8 @@ export class Solution {
     this.errors = new Array(nb).fill(undefined);
     this.message = Array.from({ length: nb }, (_, b) => {
       const msg = m.UTF8ToString(m._otw_lane_message(ptr, b));
-      const t = thrown.batch ?? thrown.lanes.get(b);
+      // a lane's own throw; a block's only when no lane failed alone
+      const t = thrown.lanes.get(b) ?? (thrown.lanes.size === 0 ? thrown.batch : undefined);
       if (t === undefined || this.statusCode[b] === 0) return msg;
       this.errors[b] = t.error;
       return `${t.name} threw ${describe(t.error)}; ${msg}`;

@@ -165,9 +165,22 @@ typedef enum ot_mode {
      * [n, lanes] vector: callbacks run once for the block's lanes,
      * block-diagonal linear algebra, and a norm that is the maximum of the
      * lanes' own WRMS norms, so every lane meets its own tolerance. A
-     * block's lanes share steps and statistics; a failing callback stops
-     * its block (every running lane of it reports it); a root stops its own
-     * lane only. Fastest for small systems with many alike lanes: measured
+     * block's lanes share steps and statistics; a root stops its own lane
+     * only, and lanes fail alone, as in OT_LANES: a lane whose callback
+     * returns < 0 or writes NaN/Inf that does not recover (the failing call
+     * is made again lane by lane to find it), whose own inputs are not
+     * finite, or whose error the block's steps waited for when the
+     * integrator gives up (error test, Newton, max steps, a lane that keeps
+     * returning > 0) gets its status and message and keeps the outputs it
+     * reached; it stands still from then on and no callback sees it again.
+     * The other lanes go on in the same step (a callback failure) or from
+     * the block's last good step (a solver failure), so their results are
+     * those of a block that held the failed lane until then: within their
+     * tolerance, not bit for bit a solve without it (except for inputs that
+     * were not finite: those lanes are left out from the start). A failure
+     * no single lane explains (every lane's call succeeds alone, a column
+     * left unwritten, a time too coarse for the steps) still stops the
+     * whole block. Fastest for small systems with many alike lanes: measured
      * (BENCHMARKS.md, 2 cores, default blocks) against OT_LANES on 2
      * threads: Robertson 10,000 lanes 7x (4.4x with a rate spread over 2
      * decades, 3.7x over 4); a 1-D reaction-diffusion system 2.7x at n = 4
@@ -296,8 +309,8 @@ OT_API int ot_ode_set_threads(ot_ode *ode, int threads);
  * smaller blocks follow the lanes more closely and stay in cache; larger
  * ones share more work per step. Results depend on the block size, never on
  * the thread count: lanes [k block, (k + 1) block) give the same bits as a
- * lockstep solve of those lanes alone, and a failing callback stops its own
- * block. 0 (the default) picks a size from n alone, by measurement: about
+ * lockstep solve of those lanes alone, and a failing lane leaves its own
+ * block (OT_LOCKSTEP above). 0 (the default) picks a size from n alone, by measurement: about
  * 256 KiB of working set a block, a power of two in [16, 4096] (n = 1: 1024,
  * n = 3 or 4: 256, n = 16: 32, n >= 64: 16); a block of nbatch or more lanes
  * is one block of every lane. The CUDA solver runs the whole batch as one

@@ -124,7 +124,8 @@ struct ot__lockstep {
     ot__cb cb;              /* the batch's callback problems and CVODE's messages */
     unsigned poisoned;    /* OT__POISONED_*: callbacks whose first output was poisoned */
     ot_lane_stats before; /* the batch's counters before its last restart at an event */
-    N_Vector y_restart;   /* the state at the unit's last restart: L->y or L->yout */
+    N_Vector y_restart;   /* the state at the unit's last restart: L->y or L->yr */
+    N_Vector yr;          /* the restart state after an event or stop (owned) */
     ot__unit unit;        /* the block as the run loop's unit (loops.c) */
     int64_t *at, *next, *knext; /* [nbatch] each: the unit's (owned) */
     double *scratch;            /* [n, nbatch] for ot_solve: the unit's (owned) */

@@ -17,6 +17,7 @@
 #include "solve/advance.h"
 #include "solve/cv_setup.h"
 #include "solve/integ.h"
+#include "solve/nv_clone.h"
 #include "solve/progress.h"
 
 /* ---- Results -------------------------------------------------------------- */
@@ -64,16 +65,19 @@ static double *host_state(ot__unit *u, N_Vector y)
     return L->be->host_state ? L->be->host_state(L, y) : NULL;
 }
 
-/* From yout: L->y is the integrator's own (the restart state at t0). */
+/* From a copy of host in L->yr (made at the first restart), which keeps
+ * the restart state while yout takes the next outputs: resume needs it when
+ * the integrator fails before its first step from there. L->y, the state
+ * at t0, is the integrator's own and never written. */
 static int reinit(ot__unit *u, double t, N_Vector y, double *host)
 {
     ot__lockstep *L = u->mode;
     (void)y;
-    double *out = N_VGetArrayPointer(L->yout);
-    if (host != out)
-        memcpy(out, host, (size_t)(L->n * L->nbatch) * sizeof *out);
-    L->y_restart = L->yout;
-    return ot__ig_reinit(&L->ig, t, L->yout);
+    if (L->yr == NULL && (L->yr = ot__nv_clone(L->y)) == NULL)
+        return CV_MEM_FAIL;
+    memcpy(N_VGetArrayPointer(L->yr), host, (size_t)(L->n * L->nbatch) * sizeof *host);
+    L->y_restart = L->yr;
+    return ot__ig_reinit(&L->ig, t, L->yr);
 }
 
 /* What the block's steps owed to each lane, from the last output on. */
@@ -145,17 +149,21 @@ static int64_t blame(ot__unit *u, int flag, const char *what, int *status, char 
     return b;
 }
 
-/* From the last good step at t: the state (and sensitivities) there. */
+/* From the last good step at t: the state (and sensitivities) there; with
+ * no step since the last restart, the restart state itself (the
+ * integrator's interpolation has no step to work from). */
 static int resume(ot__unit *u, double t)
 {
     ot__lockstep *L = u->mode;
-    int flag = ot__ig_dky(&L->ig, t, L->yout);
-    if (!flag && L->plan->kind == OT__SENS)
+    const int fresh = t == u->t_restart;
+    int flag = fresh ? 0 : ot__ig_dky(&L->ig, t, L->yout);
+    if (!flag && !fresh && L->plan->kind == OT__SENS)
         flag = CVodeGetSensDky(L->ig.mem, t, 0, L->yS);
-    flag = flag ? flag : ot__ig_reinit(&L->ig, t, L->yout);
+    N_Vector from = fresh ? L->y_restart : L->yout;
+    flag = flag ? flag : ot__ig_reinit(&L->ig, t, from);
     if (!flag && L->plan->kind == OT__SENS)
         flag = CVodeSensReInit(L->ig.mem, CV_STAGGERED, L->yS);
-    L->y_restart = L->yout;
+    L->y_restart = from;
     return flag;
 }
 

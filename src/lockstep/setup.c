@@ -47,6 +47,7 @@ void ot__lockstep_free_common(ot__lockstep *L)
     SUNNonlinSolFree(L->NLSsens);
     N_VDestroy(L->y);
     N_VDestroy(L->yout);
+    N_VDestroy(L->yr);
     N_VDestroy(L->ewt);
     N_VDestroy(L->atolv);
     SUNContext_Free(&L->ctx);

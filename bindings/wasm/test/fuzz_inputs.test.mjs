@@ -139,7 +139,7 @@ function badInputCases() {
   // Values the library checks, with its message.
   for (const [name, v] of [['NaN', NaN], ['Infinity', Infinity], ['-Infinity', -Infinity]]) {
     add(`y0 ${name}`, dense({ y0: [v] }), 'OT_ERR_VALUE', /^y0: \[0, 0\] is -?(nan|inf); values must be finite/);
-    add(`params ${name}`, dense({ params: [1, v, 1] }), 'OT_ERR_VALUE', /^params: \[0, 1\] is -?(nan|inf); values must be finite/);
+    add(`params ${name} for every lane`, dense({ params: [v] }), 'OT_ERR_VALUE', /^params: \[0, 0\] is -?(nan|inf); values must be finite/);
     add(`tEval ${name}`, dense({ tEval: [0, v] }), 'OT_ERR_VALUE', /^t_eval: t_eval\[1\] is -?(nan|inf); times must be finite/);
     add(`Float32Array tEval ${name}`, dense({ tEval: new Float32Array([0, 1, v]) }), 'OT_ERR_VALUE', /^t_eval: t_eval\[2\] is -?(nan|inf)/);
     add(`atol vector ${name}`, () => ot.solveDense({ ...lv, options: { atol: [1e-8, v] } }), 'OT_ERR_VALUE', /^atol: atol\[1\] is -?(nan|inf); must be finite and >= 0/);
@@ -338,4 +338,26 @@ test('the C shim answers NULL and out-of-range arguments with a status, writing 
   [slot, info, y0, ts].forEach((p) => m._otw_free(p));
   assert.deepEqual(low(), before, 'nothing written near address 0');
   assert.equal(m._otw_heap_in_use(), inUse, 'everything freed');
+});
+
+test('a lane whose own params are not finite fails alone, in both modes', () => {
+  for (const mode of ['lanes', 'lockstep'])
+    for (const v of [NaN, Infinity, -Infinity]) {
+      const params = [0.5, v, 1.5];
+      const sol = ot.solveDense({ ...decay, params, options: { mode } });
+      const clean = ot.solveDense({ ...decay, params: [0.5, 1.5], options: { mode } });
+      try {
+        assert.equal(sol.status[1], 'OT_ERR_VALUE', mode);
+        assert.match(sol.message[1], /^params: \[0, 1\] is -?(nan|inf); values must be finite/);
+        assert.ok(Number.isNaN(sol.ys.get(0, 0, 1)));
+        for (const [b, r] of [[0, 0], [2, 1]]) {
+          assert.equal(sol.status[b], 'OT_OK', `${mode} lane ${b}`);
+          for (let j = 0; j < 3; j++) assert.equal(sol.ys.get(0, j, b), clean.ys.get(0, j, r), `${mode} lane ${b}`);
+        }
+      } finally {
+        sol.dispose();
+        clean.dispose();
+      }
+    }
+  assertIntact('after non-finite params');
 });
