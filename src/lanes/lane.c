@@ -267,28 +267,17 @@ static const ot__unit_ops lane_ops = {
 static ot__unit *lane_unit(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
 {
     ot__unit *u = &w->unit;
-    const ot__plan *pl = w->plan;
-    *u = (ot__unit){.ops = &lane_ops,
-                    .mode = w,
-                    .plan = pl,
-                    .sink = sk,
-                    .ig = &w->ig,
-                    .cb = &w->cb,
-                    .lane0 = b,
-                    .k = 1,
-                    .n = w->n,
-                    .np = pl->np,
-                    .has_ls = w->LS != NULL,
-                    .stopped = &w->lane_state,
-                    .rootsfound = w->rootsfound,
-                    .p = w->pbuf,
-                    .at = &w->lane_at,
-                    .next = &w->lane_next,
-                    .knext = &w->lane_knext,
-                    .scratch = pl->kind == OT__STEPS ? w->ev_scratch : NULL,
-                    .before = &w->before,
-                    .steps = &w->steps,
-                    .t_restart = w->t_restart};
+    ot__run_unit_init(u, &lane_ops, w, w->plan, sk, &w->ig, &w->cb, b, 1, w->LS != NULL);
+    u->stopped = &w->lane_state;
+    u->rootsfound = w->rootsfound;
+    u->p = w->pbuf;
+    u->at = &w->lane_at;
+    u->next = &w->lane_next;
+    u->knext = &w->lane_knext;
+    u->scratch = w->plan->kind == OT__STEPS ? w->ev_scratch : NULL;
+    u->before = &w->before;
+    u->steps = &w->steps;
+    u->t_restart = w->t_restart;
     w->lane_state = OT__LANE_RUNNING;
     return u;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "lockstep/lockstep.h"
+#include "tensor/tensor_impl.h"
 
 void ot__lockstep_lane_fails(ot__lockstep *L, int64_t b, int status, const char *msg)
 {
@@ -24,6 +25,17 @@ void ot__lockstep_lane_fails(ot__lockstep *L, int64_t b, int status, const char 
         L->at[b] = -1; /* no output from it now */
     if (L->be->stopped_changed)
         L->be->stopped_changed(L);
+}
+
+int ot__lockstep_run_call(ot__lockstep *L, int64_t b, int64_t len, void *ctx)
+{
+    const ot__lockstep_cb_call *c = ctx;
+    double *out = c->out + b * c->rows;
+    return c->fn(c->t, ot__view_compact(c->y + b * L->n, L->n, len),
+                 ot__view_compact(c->p + b * L->np, L->np, len),
+                 c->blocks ? ot__view_mut_blocks(out, L->n, len)
+                           : ot__view_mut_compact(out, c->rows, len),
+                 L->plan->ode->user);
 }
 
 /* run() over lanes [b0, b0 + len) with ot_callback_lane naming b0. */

@@ -22,23 +22,6 @@ static void zero_stopped(const ot__lockstep *L, double *v, int64_t rows)
             memset(v + b * rows, 0, (size_t)rows * sizeof *v);
 }
 
-/* One lane's rhs call (ot__lockstep_isolate_returned). */
-typedef struct {
-    ot_rhs_fn fn;
-    double t;
-    const double *y, *p;
-    double *dydt;
-} rhs_call;
-
-static int rhs_run(ot__lockstep *L, int64_t b, int64_t len, void *ctx)
-{
-    const rhs_call *c = ctx;
-    return c->fn(c->t, ot__view_compact(c->y + b * L->n, L->n, len),
-                 ot__view_compact(c->p + b * L->np, L->np, len),
-                 ot__view_mut_compact(c->dydt + b * L->n, L->n, len),
-                 L->plan->ode->user);
-}
-
 /* The user's rhs (or with `explicit` an IMEX split's explicit part) at
  * (t, y, params), then zeroing of stopped lanes. A lane whose rhs fails
  * (< 0, or NaN/Inf that does not recover) leaves the block (alone.c). */
@@ -52,8 +35,9 @@ static int call_rhs_part(ot__lockstep *L, int explicit, double t, const double *
     ot__lockstep_poison_first(&L->poisoned,
                               explicit ? OT__POISONED_RHS_EXPLICIT : OT__POISONED_RHS,
                               dydt, L->n * L->nbatch);
-    rhs_call c = {explicit ? ode->rhs_explicit : ode->rhs, t, y, p, dydt};
-    const int rc = ot__lockstep_call(L, name, t, OT__CB_RETRY, rhs_run, &c);
+    ot__lockstep_cb_call c = {explicit ? ode->rhs_explicit : ode->rhs, t, y, p, dydt, L->n,
+                              0};
+    const int rc = ot__lockstep_call(L, name, t, OT__CB_RETRY, ot__lockstep_run_call, &c);
     if (rc != 0)
         return rc;
     zero_stopped(L, dydt, L->n);
@@ -109,23 +93,6 @@ static int dq_jac(ot__lockstep *L, double t, N_Vector y, N_Vector fy, double *a,
     return 0;
 }
 
-/* One lane's jac call (ot__lockstep_isolate_returned). */
-typedef struct {
-    double t;
-    const double *y;
-    double *a;
-} jac_call;
-
-static int jac_run(ot__lockstep *L, int64_t b, int64_t len, void *ctx)
-{
-    const jac_call *c = ctx;
-    const int64_t n = L->n;
-    return L->plan->ode->jac(c->t, ot__view_compact(c->y + b * n, n, len),
-                             ot__view_compact(L->p + b * L->np, L->np, len),
-                             ot__view_mut_blocks(c->a + b * n * n, n, len),
-                             L->plan->ode->user);
-}
-
 static int jac_cb(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *ud,
                   N_Vector t1, N_Vector t2, N_Vector t3)
 {
@@ -138,31 +105,15 @@ static int jac_cb(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *ud,
     if (ot__cb_stopped(&L->cb))
         return -1;
     if (ode->jac) {
-        jac_call c = {t, N_VGetArrayPointer(y), a};
-        if ((rc = ot__lockstep_call(L, "jac", t, OT__CB_RETRY, jac_run, &c)) != 0)
+        ot__lockstep_cb_call c = {ode->jac, t, N_VGetArrayPointer(y), L->p, a, n * n, 1};
+        if ((rc = ot__lockstep_call(L, "jac", t, OT__CB_RETRY, ot__lockstep_run_call, &c)) !=
+            0)
             return rc;
     } else if ((rc = dq_jac(L, t, y, fy, a, t1, t2)) != 0) {
         return rc;
     }
     zero_stopped(L, a, n * n);
     return ot__lockstep_isolate_nonfinite(L, "jac", "J", a, n * n, t, OT__CB_RETRY);
-}
-
-/* One lane's root call (ot__lockstep_isolate_returned). */
-typedef struct {
-    double t;
-    const double *y;
-    double *g;
-} root_call;
-
-static int root_run(ot__lockstep *L, int64_t b, int64_t len, void *ctx)
-{
-    const root_call *c = ctx;
-    const int64_t nr = L->plan->ode->nroots;
-    return L->plan->ode->root(c->t, ot__view_compact(c->y + b * L->n, L->n, len),
-                              ot__view_compact(L->p + b * L->np, L->np, len),
-                              ot__view_mut_compact(c->g + b * nr, nr, len),
-                              L->plan->ode->user);
 }
 
 static int root_cb(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
@@ -173,8 +124,8 @@ static int root_cb(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
     if (ot__cb_stopped(&L->cb))
         return -1;
     ot__lockstep_poison_first(&L->poisoned, OT__POISONED_ROOT, g, nr * L->nbatch);
-    root_call c = {t, N_VGetArrayPointer(y), g};
-    const int rc = ot__lockstep_call(L, "root", t, OT__CB_ROOT, root_run, &c);
+    ot__lockstep_cb_call c = {ode->root, t, N_VGetArrayPointer(y), L->p, g, nr, 0};
+    const int rc = ot__lockstep_call(L, "root", t, OT__CB_ROOT, ot__lockstep_run_call, &c);
     if (rc != 0)
         return rc;
     for (int64_t b = 0; b < L->nbatch; b++)

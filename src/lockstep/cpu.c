@@ -121,22 +121,6 @@ static void make_linear(ot__lockstep *L)
 
 /* ---- Moving results out ---------------------------------------------------- */
 
-/* One lane's out call (ot__lockstep_isolate_returned). */
-typedef struct {
-    double t;
-    const double *y, *p;
-    double *o;
-} out_call;
-
-static int out_run(ot__lockstep *L, int64_t b, int64_t len, void *ctx)
-{
-    const out_call *c = ctx;
-    return L->plan->ode->out(c->t, ot__view_compact(c->y + b * L->n, L->n, len),
-                             ot__view_compact(c->p + b * L->np, L->np, len),
-                             ot__view_mut_compact(c->o + b * L->rows, L->rows, len),
-                             L->plan->ode->user);
-}
-
 /* out over every lane at (t, y, p) into o ([rows, nbatch]), checked. As in
  * lanes mode NaN/Inf from out fails (no retry can help), and a lane whose
  * out fails leaves the block alone (alone.c). */
@@ -144,8 +128,8 @@ static int call_out(ot__lockstep *L, double t, const double *y, const double *p,
                     double *o)
 {
     ot__lockstep_poison_first(&L->poisoned, OT__POISONED_OUT, o, L->rows * L->nbatch);
-    out_call c = {t, y, p, o};
-    if (ot__lockstep_call(L, "out", t, OT__CB_FINAL, out_run, &c) < 0)
+    ot__lockstep_cb_call c = {L->plan->ode->out, t, y, p, o, L->rows, 0};
+    if (ot__lockstep_call(L, "out", t, OT__CB_FINAL, ot__lockstep_run_call, &c) < 0)
         return OT_ERR_CALLBACK;
     for (int64_t b = 0; b < L->nbatch; b++) /* a failed lane's state is no output */
         if (L->stopped[b] == OT__LANE_FAILED)

@@ -209,6 +209,19 @@ typedef int (*ot__lockstep_run_fn)(ot__lockstep *L, int64_t b0, int64_t len, voi
  * lane failed alone (as ot__cb_returned: the block stops) or none is left. */
 int ot__lockstep_call(ot__lockstep *L, const char *name, double t, ot__cb_kind kind,
                       ot__lockstep_run_fn run, void *ctx);
+/* A block call of one of the callbacks shaped (t, y [n, k], p [np, k],
+ * out [rows, k]) (rhs, out, root), or jac with out its [n, n, k] blocks;
+ * ot__lockstep_run_call is its run() for ot__lockstep_call. */
+typedef struct {
+    int (*fn)(double t, ot_view y, ot_view p, ot_view_mut out, void *user);
+    double t;
+    const double *y, *p;
+    double *out;
+    int64_t rows; /* out's rows per lane (n * n for jac) */
+    int blocks;   /* out is jac's [n, n, k] */
+} ot__lockstep_cb_call;
+int ot__lockstep_run_call(ot__lockstep *L, int64_t b, int64_t len, void *ctx);
+
 /* ot__cb_finite over v [rows, nbatch]; when its verdict is fatal, every
  * running lane whose column holds NaN/Inf leaves the block instead (its
  * column zeroed) and the block's callbacks go on. A column left unwritten

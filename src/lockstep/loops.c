@@ -222,29 +222,22 @@ static int block_unit(ot__lockstep *L, const ot__sink *sk)
     if (r)
         r->width = L->rows * L->nbatch;
     L->y_restart = L->y;
-    L->unit = (ot__unit){.ops = &block_ops,
-                         .mode = L,
-                         .plan = pl,
-                         .sink = sk,
-                         .ig = &L->ig,
-                         .cb = &L->cb,
-                         .lane0 = L->lane0,
-                         .k = L->nbatch,
-                         .n = L->n,
-                         .np = L->np,
-                         .has_ls = L->LS != NULL,
-                         .report = 1,
-                         .stopped = L->stopped,
-                         .rootsfound = L->rootsfound,
-                         .p = L->p,
-                         .at = L->at,
-                         .next = L->next,
-                         .knext = L->knext,
-                         .scratch = L->scratch,
-                         .before = &L->before,
-                         .steps = r,
-                         .t_restart = pl->t0,
-                         .nfailed = L->unit.nfailed}; /* in setup (init) */
+    const int64_t nfailed = L->unit.nfailed; /* in setup (init) */
+    ot__unit *u = &L->unit;
+    ot__run_unit_init(u, &block_ops, L, pl, sk, &L->ig, &L->cb, L->lane0, L->nbatch,
+                      L->LS != NULL);
+    u->report = 1;
+    u->stopped = L->stopped;
+    u->rootsfound = L->rootsfound;
+    u->p = L->p;
+    u->at = L->at;
+    u->next = L->next;
+    u->knext = L->knext;
+    u->scratch = L->scratch;
+    u->before = &L->before;
+    u->steps = r;
+    u->t_restart = pl->t0;
+    u->nfailed = nfailed;
     return OT_OK;
 }
 

@@ -41,6 +41,25 @@ static void unit_fails(ot__unit *u, int status, double t, const char *what, int 
         }
 }
 
+void ot__run_unit_init(ot__unit *u, const ot__unit_ops *ops, void *mode,
+                       const ot__plan *plan, const ot__sink *sink, ot__ig *ig,
+                       ot__cb *cb, int64_t lane0, int64_t k, int has_ls)
+{
+    memset(u, 0, sizeof *u);
+    u->ops = ops;
+    u->mode = mode;
+    u->plan = plan;
+    u->sink = sink;
+    u->ig = ig;
+    u->cb = cb;
+    u->lane0 = lane0;
+    u->k = k;
+    u->n = plan->n;
+    u->np = plan->np;
+    u->has_ls = has_ls;
+    u->t_restart = ot__plan_t0(plan, lane0);
+}
+
 void ot__run_keep_counters(ot__unit *u)
 {
     ot_lane_stats s;
