@@ -98,7 +98,7 @@ LIB_SRC := src/core/error.c \
            src/solve/solve.c src/solve/solvers.c src/solve/plan.c src/solve/size_limits.c \
            src/solve/solution.c src/solve/output.c src/solve/callback.c src/solve/cv_setup.c \
            src/solve/advance.c src/solve/integ.c src/solve/progress.c src/solve/events.c src/solve/pool.c src/solve/sens.c src/solve/adjoint.c \
-           src/run/loop.c \
+           src/run/loop.c src/run/adjoint.c \
            src/lanes/lanes.c src/lanes/worker.c src/lanes/lane.c src/lanes/adjoint.c \
            src/lockstep/setup.c src/lockstep/loops.c src/lockstep/cpu.c src/lockstep/callbacks.c src/lockstep/alone.c \
            src/lockstep/lane_vector.c src/lockstep/block_dense.c src/lockstep/adjoint.c \

@@ -18,6 +18,7 @@
 
 #include "core/alloc.h"
 #include "lanes/worker.h"
+#include "run/adjoint.h"
 #include "solve/adjoint.h"
 #include "solve/advance.h"
 #include "solve/cv_setup.h"
@@ -291,146 +292,50 @@ static int backward_start(ot__lanes_worker *w, double tB0)
 
 /* ---- One lane ------------------------------------------------------------- */
 
-static int out_for_loss(void *ctx, double t, const double *y, const double *p, double *o)
+static int backward_make(ot__unit *u, double tcur)
 {
-    ot__lanes_worker *w = ctx;
-    return ot__lanes_call_out(w, t, y, ot__view_compact(p, w->plan->np, 1), o);
+    return backward_start(u->mode, tcur);
 }
 
-/* The forward pass: outputs, the loss and its derivatives at each output
- * time into *loss and adj->dgdy, adj->gp. @return the outputs reached (nt
- * when the lane succeeded). */
-static int64_t forward(ot__lanes_worker *w, int64_t b, const ot__sink *sk, double *loss)
+static void lane_stats(ot__unit *u)
 {
-    const ot__plan *pl = w->plan;
-    struct ot__lanes_adj *a = w->adj;
-    ot_solution *sol = sk->sol;
-    const double *times = ot__plan_times(pl, b), t0 = ot__plan_t0(pl, b);
-    const int64_t nt = ot__plan_nt(pl, b);
-    *loss = 0;
-    memset(a->gp, 0, (size_t)(pl->np + 1) * sizeof *a->gp);
-    for (int64_t i = 0; i < nt; i++) {
-        const double tout = times[i];
-        double *dst = ot__lanes_state_dst(w, sk, i, b), tret = tout;
-        if (tout == t0) {
-            memcpy(dst, w->y_restart, (size_t)w->n * sizeof *dst);
-        } else {
-            int ncheck = 0;
-            N_VSetArrayPointer(dst, w->y);
-            int flag = CVodeF(w->ig.mem, tout, w->y, &tret, CV_NORMAL, &ncheck);
-            if (flag >= 0 && ot__ig_time_check(&w->ig, pl->ode->rtol, t0, w->cb.cv_msg,
-                                               sizeof w->cb.cv_msg) < 0)
-                flag = OT__IG_TIME_RESOLUTION;
-            if (flag < 0) {
-                const int nomem = flag == CV_MEM_FAIL; /* a checkpoint */
-                char msg[320];
-                snprintf(msg, sizeof msg, "CVODE stopped before t = %g: %s", tout,
-                         nomem ? "out of memory for the adjoint's checkpoints"
-                               : w->cb.cv_msg);
-                ot__lanes_fail(w, sol, b, nomem ? OT_ERR_NOMEM : OT_ERR_SOLVER, msg);
-                return i;
-            }
-        }
-        int st = ot__lanes_emit(w, sk, i, b, tout, dst);
-        if (st == OT_OK)
-            st = ot__adj_point(pl, &w->cb, out_for_loss, w, i, b, tout, dst, w->pbuf,
-                               a->point, loss, a->dgdy + i * w->n, a->gp);
-        if (st != OT_OK) {
-            ot__solution_fail_lane(sol, b, st, w->cb.msg);
-            return i;
-        }
-        sol->count[b] = i + 1;
-        sol->stats[b].final_time = tout;
-    }
-    return nt;
+    ot__lanes_worker *w = u->mode;
+    ot__lane_stats(w, &u->sink->sol->stats[u->lane0]);
 }
 
-/* The backward pass from the last output time to t0: lambda(t0) in adj->yB,
- * the integral of lambda^T df/dp in adj->qB. @return OT_OK, or the lane
- * failed (recorded). */
-static int backward(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
+static const double *dy0dp(ot__unit *u, int64_t j)
 {
-    const ot__plan *pl = w->plan;
-    struct ot__lanes_adj *a = w->adj;
-    const double *times = ot__plan_times(pl, b), t0 = ot__plan_t0(pl, b);
-    const int64_t nt = ot__plan_nt(pl, b), n = w->n;
-    double *lam = N_VGetArrayPointer(a->yB), tcur = times[nt - 1];
-    memset(lam, 0, (size_t)n * sizeof *lam);
-    int started = 0, jumped = 1;
-    for (int64_t i = nt - 1; i >= -1; i--) {
-        const double target = i >= 0 ? times[i] : t0;
-        if (target < tcur) {
-            /* Restarted where lambda jumped; without a jump (no data there)
-             * the backward problem just goes on. */
-            const int f = started ? 0 : backward_start(w, tcur);
-            char msg[400];
-            const int st = ot__adj_segment(w->ig.mem, a->which, started && jumped, tcur,
-                                           target, a->yB, pl->np ? a->qB : NULL, f,
-                                           w->cb.cv_msg, msg, sizeof msg);
-            started = 1;
-            if (st != OT_OK) {
-                ot__lanes_fail(w, sk->sol, b, st, msg);
-                return OT_ERR_SOLVER;
-            }
-            tcur = target;
-        }
-        jumped = 0;
-        for (int64_t k = 0; i >= 0 && k < n; k++) { /* the jump at output i */
-            lam[k] += a->dgdy[i * n + k];
-            jumped |= a->dgdy[i * n + k] != 0;
-        }
-    }
-    if (!started && pl->np) /* every output at t0: no integral */
-        N_VConst(0.0, a->qB);
-    return OT_OK;
+    ot__lanes_worker *w = u->mode;
+    return w->yS0 + j * w->n;
 }
 
 void ot__lanes_solve_adjoint(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
 {
-    const ot__plan *pl = w->plan;
     struct ot__lanes_adj *a = w->adj;
-    ot_solution *sol = sk->sol;
-    const int64_t n = w->n, np = pl->np;
     a->jac_first = a->dfdp_first = 1;
     /* CVODES' backward pass re-runs the forward problem from its first
      * checkpoint with CVodeSetInitStep(h0 of that run), which CVodeReInit
      * keeps: without this the next lane would start from this lane's first
      * step (results then depended on the lane order and thread count). */
-    CVodeSetInitStep(w->ig.mem, pl->ode->h0);
-    double loss = 0;
+    CVodeSetInitStep(w->ig.mem, w->plan->ode->h0);
     if (a->yQ) {
         N_VConst(0.0, a->yQ);
         if (CVodeQuadReInit(w->ig.mem, a->yQ) != CV_SUCCESS) {
-            ot__lanes_fail(w, sol, b, OT_ERR_SOLVER, w->cb.cv_msg);
+            ot__lanes_fail(w, sk->sol, b, OT_ERR_SOLVER, w->cb.cv_msg);
             return;
         }
     }
-    int64_t reached = forward(w, b, sk, &loss);
-    if (a->yQ && reached == ot__plan_nt(pl, b)) { /* the integral to the last output */
-        double tq = 0;
-        if (CVodeGetQuad(w->ig.mem, &tq, a->yQ) < 0) {
-            ot__lanes_fail(w, sol, b, OT_ERR_SOLVER, w->cb.cv_msg);
-            reached = 0;
-        }
-        loss += NV_Ith_S(a->yQ, 0);
-    }
-    ot__lane_stats(w, &sol->stats[b]);
-    long nst = 0;
-    CVodeGetNumSteps(w->ig.mem, &nst);
-    /* Checkpoints of (q_max + 2) n doubles each, one per OT__ADJ_STEPS
-     * steps, and the Hermite data (y, y') at as many points. */
-    const int64_t qmax = pl->ode->method == OT_BDF ? 5 : 12;
-    sol->adj_bytes[b] =
-        8 * ((nst / OT__ADJ_STEPS + 1) * (qmax + 2) * n + (OT__ADJ_STEPS + 1) * 2 * n);
-    if (reached < ot__plan_nt(pl, b) || backward(w, b, sk) != OT_OK)
-        return;
-    const double *lam = N_VGetArrayPointer(a->yB),
-                 *q = np ? N_VGetArrayPointer(a->qB) : NULL;
-    for (int64_t j = 0; j < np; j++) {
-        a->gp[j] += q[j];
-        if (!pl->has_y0) /* through init: (dy0/dp_j)^T lambda(t0) */
-            for (int64_t k = 0; k < n; k++)
-                a->gp[j] += w->yS0[j * n + k] * lam[k];
-    }
-    ot__adj_store(pl, sol, b, loss, a->gp, lam);
+    double loss = 0;
+    ot__run_adj ra = {.loss = &loss,
+                      .gp = a->gp,
+                      .dgdy = a->dgdy,
+                      .point = a->point,
+                      .yB = a->yB,
+                      .qB = a->qB,
+                      .yQ = a->yQ,
+                      .which = &a->which,
+                      .backward_make = backward_make,
+                      .stats = lane_stats,
+                      .dy0dp = dy0dp};
+    ot__run_adjoint(ot__lanes_unit(w, b, sk), &ra);
 }

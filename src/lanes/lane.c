@@ -262,9 +262,7 @@ static const ot__unit_ops lane_ops = {
     .fail = fail,
 };
 
-/* Lane b as the run loop's unit: one lane on the worker's integrator,
- * starting at its t0 from w->y_restart. */
-static ot__unit *lane_unit(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
+ot__unit *ot__lanes_unit(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
 {
     ot__unit *u = &w->unit;
     ot__run_unit_init(u, &lane_ops, w, w->plan, sk, &w->ig, &w->cb, b, 1, w->LS != NULL);
@@ -364,10 +362,10 @@ void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
         return;
     }
     if (pl->kind == OT__STEPS) {
-        ot__run_steps(lane_unit(w, b, sk));
+        ot__run_steps(ot__lanes_unit(w, b, sk));
         hand_over(w, sk, b);
     } else {
-        ot__run_dense(lane_unit(w, b, sk));
+        ot__run_dense(ot__lanes_unit(w, b, sk));
     }
     ot__lane_stats(w, &sol->stats[b]);
 }

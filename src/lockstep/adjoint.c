@@ -15,6 +15,7 @@
 
 #include "core/alloc.h"
 #include "lockstep/lockstep.h"
+#include "run/adjoint.h"
 #include "solve/adjoint.h"
 #include "solve/advance.h"
 #include "solve/dq.h"
@@ -304,126 +305,26 @@ static int backward_make(adj *a, double tB0)
     return f;
 }
 
-/* ---- The two passes ----------------------------------------------------------- */
+/* ---- The block's hooks for the two passes (run/adjoint.c) ------------------ */
 
-/* out of one lane for the loss: a [rows, 1] call (lockstep callbacks loop
- * over their columns). */
-static int out_one(void *ctx, double t, const double *y, const double *p, double *o)
+static int backward_make_unit(ot__unit *u, double tcur)
 {
-    ot__lockstep *L = ctx;
-    const ot_ode *ode = L->plan->ode;
-    const int rc =
-        ode->out(t, ot__view_compact(y, L->n, 1), ot__view_compact(p, L->np, 1),
-                 ot__view_mut_compact(o, ode->nout, 1), ode->user);
-    if (rc != 0) {
-        ot__cb_returned(&L->cb, "out", rc, t, OT__CB_FINAL);
-        return OT_ERR_CALLBACK;
-    }
-    return ot__cb_finite(&L->cb, "out", "o", o, ode->nout, 1, L->lane0, t, OT__CB_FINAL)
-               ? OT_ERR_CALLBACK
-               : OT_OK;
+    ot__lockstep *L = u->mode;
+    return backward_make(L->adj, tcur);
 }
 
-/* CVodeF to each output time, the outputs stored, each running lane's loss
- * terms taken (a lane whose loss fails fails alone). @return 1 when every
- * output was reached. */
-static int forward(adj *a, const ot__sink *sk)
-{
-    ot__lockstep *L = a->L;
-    const ot__plan *pl = L->plan;
-    ot_solution *sol = sk->sol;
-    const int64_t n = L->n, nb = L->nbatch, np = L->np;
-    memset(a->loss, 0, (size_t)nb * sizeof *a->loss);
-    memset(a->gp, 0, (size_t)(np * nb + 1) * sizeof *a->gp);
-    for (int64_t i = 0; i < pl->nt; i++) {
-        const double tout = pl->t[i];
-        N_Vector y = L->y;
-        if (tout != pl->t0) {
-            double tret = tout;
-            int ncheck = 0;
-            int flag = CVodeF(L->ig.mem, tout, L->yout, &tret, CV_NORMAL, &ncheck);
-            if (flag >= 0 && ot__ig_time_check(&L->ig, pl->ode->rtol, pl->t0,
-                                               L->cb.cv_msg, sizeof L->cb.cv_msg) < 0)
-                flag = OT__IG_TIME_RESOLUTION;
-            if (flag < 0) {
-                double tcur = pl->t0;
-                CVodeGetCurrentTime(L->ig.mem, &tcur);
-                ot__lockstep_fail_batch(
-                    L, sol, flag == CV_MEM_FAIL ? OT_ERR_NOMEM : OT_ERR_SOLVER, tcur,
-                    flag == CV_MEM_FAIL ? "out of memory for the adjoint's checkpoints"
-                                        : L->cb.cv_msg);
-                return 0;
-            }
-            y = L->yout;
-        }
-        int est;
-        ot__lockstep_emit_all(L, sol, i, tout, y, &est);
-        if (est != OT_OK) {
-            ot__lockstep_fail_batch(L, sol, OT_ERR_CALLBACK, tout, L->cb.msg);
-            return 0;
-        }
-        const double *yd = N_VGetArrayPointer(y);
-        for (int64_t b = 0; b < nb; b++) {
-            if (L->stopped[b])
-                continue;
-            ot__cb_reset(&L->cb);
-            const int st = ot__adj_point(pl, &L->cb, out_one, L, i, L->lane0 + b, tout,
-                                         yd + b * n, L->p + b * np, a->point, &a->loss[b],
-                                         a->dgdy + (i * nb + b) * n, a->gp + b * np);
-            if (st != OT_OK) { /* this lane alone */
-                ot__solution_fail_lane(sol, L->lane0 + b, st, L->cb.msg);
-                L->stopped[b] = 2;
-            }
-        }
-        ot__cb_reset(&L->cb);
-    }
-    return 1;
-}
+static void block_stats(ot__unit *u) { ot__lockstep_batch_stats(u->mode, u->sink->sol); }
 
-/* The backward pass from the last output time to t0, lambda jumping by
- * dg_i/dy at each (stopped lanes stand still). @return 1 when it got to t0. */
-static int backward(adj *a, const ot__sink *sk)
+static const double *dy0dp(ot__unit *u, int64_t j)
 {
-    ot__lockstep *L = a->L;
-    const ot__plan *pl = L->plan;
-    const int64_t n = L->n, nb = L->nbatch, nt = pl->nt;
-    double *lam = N_VGetArrayPointer(a->yB), tcur = pl->t[nt - 1];
-    memset(lam, 0, (size_t)(n * nb) * sizeof *lam);
-    int started = 0, jumped = 1;
-    for (int64_t i = nt - 1; i >= -1; i--) {
-        const double target = i >= 0 ? pl->t[i] : pl->t0;
-        if (target < tcur) {
-            /* Restarted where lambda jumped in some lane; without a jump in
-             * any (no data there) the backward problem just goes on. */
-            const int f = started ? 0 : backward_make(a, tcur);
-            char msg[400];
-            const int st = ot__adj_segment(L->ig.mem, a->which, started && jumped, tcur,
-                                           target, a->yB, L->np ? a->qB : NULL, f,
-                                           L->cb.cv_msg, msg, sizeof msg);
-            started = 1;
-            if (st != OT_OK) {
-                ot__lockstep_fail_batch(L, sk->sol, st, target, msg);
-                return 0;
-            }
-            tcur = target;
-        }
-        jumped = 0;
-        for (int64_t b = 0; i >= 0 && b < nb; b++)
-            for (int64_t k = 0; !L->stopped[b] && k < n; k++) {
-                lam[b * n + k] += a->dgdy[(i * nb + b) * n + k];
-                jumped |= a->dgdy[(i * nb + b) * n + k] != 0;
-            }
-    }
-    if (!started && L->np)
-        N_VConst(0.0, a->qB);
-    return 1;
+    ot__lockstep *L = u->mode;
+    return N_VGetArrayPointer(L->yS[j]);
 }
 
 void ot__lockstep_adjoint(ot__lockstep *L, const ot__sink *sk)
 {
     const ot__plan *pl = L->plan;
     ot_solution *sol = sk->sol;
-    const int64_t n = L->n, np = L->np, nb = L->nbatch;
     adj a;
     memset(&a, 0, sizeof a);
     /* For quad_f, which gets the block; unset before returning. */
@@ -436,39 +337,18 @@ void ot__lockstep_adjoint(ot__lockstep *L, const ot__sink *sk)
         ot__lockstep_batch_stats(L, sol);
         return;
     }
-    int reached = forward(&a, sk);
-    if (reached && a.yQ) { /* the integral to the last output */
-        double tq = 0;
-        if (CVodeGetQuad(L->ig.mem, &tq, a.yQ) < 0) {
-            ot__lockstep_fail_batch(L, sol, OT_ERR_SOLVER, tq, L->cb.cv_msg);
-            reached = 0;
-        }
-        for (int64_t b = 0; reached && b < nb; b++)
-            a.loss[b] += N_VGetArrayPointer(a.yQ)[b];
-    }
-    ot__lockstep_batch_stats(L, sol);
-    long nst = 0;
-    CVodeGetNumSteps(L->ig.mem, &nst);
-    const int64_t qmax = pl->ode->method == OT_BDF ? 5 : 12;
-    for (int64_t b = 0; b < nb; b++) /* the block's checkpoints, shared */
-        sol->adj_bytes[L->lane0 + b] =
-            8 * ((nst / OT__ADJ_STEPS + 1) * (qmax + 2) + (OT__ADJ_STEPS + 1) * 2) * n;
-    if (reached && backward(&a, sk)) {
-        const double *lam = N_VGetArrayPointer(a.yB);
-        const double *q = np ? N_VGetArrayPointer(a.qB) : NULL;
-        for (int64_t b = 0; b < nb; b++) {
-            if (L->stopped[b])
-                continue;
-            for (int64_t j = 0; j < np; j++) {
-                a.gp[b * np + j] += q[b * np + j];
-                if (!pl->has_y0) /* through init: (dy0/dp_j)^T lambda(t0) */
-                    for (int64_t k = 0; k < n; k++)
-                        a.gp[b * np + j] +=
-                            N_VGetArrayPointer(L->yS[j])[b * n + k] * lam[b * n + k];
-            }
-            ot__adj_store(pl, sol, L->lane0 + b, a.loss[b], a.gp + b * np, lam + b * n);
-        }
-    }
+    ot__run_adj ra = {.loss = a.loss,
+                      .gp = a.gp,
+                      .dgdy = a.dgdy,
+                      .point = a.point,
+                      .yB = a.yB,
+                      .qB = a.qB,
+                      .yQ = a.yQ,
+                      .which = &a.which,
+                      .backward_make = backward_make_unit,
+                      .stats = block_stats,
+                      .dy0dp = dy0dp};
+    ot__run_adjoint(&L->unit, &ra);
     adj_free(&a);
     L->adj = NULL;
 }

@@ -235,10 +235,6 @@ int ot__lockstep_isolate_nonfinite(ot__lockstep *L, const char *name, const char
  * cause (a callback that made CVODE give up takes its place). */
 void ot__lockstep_fail_batch(ot__lockstep *L, ot_solution *sol, int status, double t,
                              const char *what);
-/* Output i at t from y for every running lane (shared times: the
- * adjoint's forward pass), counted; *st the backend's status. */
-void ot__lockstep_emit_all(ot__lockstep *L, ot_solution *sol, int64_t i, double t,
-                           N_Vector y, int *st);
 /* The block's CVODE counters as every lane's statistics. */
 void ot__lockstep_batch_stats(ot__lockstep *L, ot_solution *sol);
 /* ot_solve_adjoint on a set-up CPU block (adjoint.c): outputs, loss and

@@ -241,20 +241,6 @@ static int block_unit(ot__lockstep *L, const ot__sink *sk)
     return OT_OK;
 }
 
-void ot__lockstep_emit_all(ot__lockstep *L, ot_solution *sol, int64_t i, double t,
-                           N_Vector y, int *st)
-{
-    for (int64_t b = 0; b < L->nbatch; b++)
-        L->at[b] = L->stopped[b] ? -1 : i;
-    if ((*st = L->be->emit(L, sol, t, y)) != OT_OK)
-        return;
-    for (int64_t b = 0; b < L->nbatch; b++)
-        if (!L->stopped[b]) {
-            sol->count[L->lane0 + b] = i + 1;
-            sol->stats[L->lane0 + b].final_time = t;
-        }
-}
-
 /* ---- Entry ---------------------------------------------------------------- */
 
 /* Every lane shares the batch's counters; the Jacobian's rhs calls are our

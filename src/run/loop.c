@@ -23,7 +23,7 @@ static int all_stopped(const ot__unit *u)
 }
 
 /* Lane b of the unit fails alone with status and msg. */
-static void lane_fails(ot__unit *u, int64_t b, int status, const char *msg)
+void ot__run_lane_fails(ot__unit *u, int64_t b, int status, const char *msg)
 {
     ot__solution_fail_lane(u->sink->sol, u->lane0 + b, status, msg);
     u->stopped[b] = OT__LANE_FAILED;
@@ -31,7 +31,7 @@ static void lane_fails(ot__unit *u, int64_t b, int status, const char *msg)
 }
 
 /* Every running lane of the unit fails (the mode says how, ops->fail). */
-static void unit_fails(ot__unit *u, int status, double t, const char *what, int solver)
+void ot__run_unit_fails(ot__unit *u, int status, double t, const char *what, int solver)
 {
     u->ops->fail(u, status, t, what, solver);
     for (int64_t b = 0; b < u->k; b++)
@@ -74,7 +74,7 @@ static int restart(ot__unit *u, double t, N_Vector y, double *host)
 {
     ot__run_keep_counters(u);
     if (u->ops->reinit(u, t, y, host) != CV_SUCCESS) {
-        unit_fails(u, OT_ERR_SOLVER, t, u->cb->cv_msg, 1);
+        ot__run_unit_fails(u, OT_ERR_SOLVER, t, u->cb->cv_msg, 1);
         return -1;
     }
     u->t_restart = t;
@@ -91,17 +91,17 @@ static int fail_or_go_on(ot__unit *u, int flag, double tcur, const char *what)
     const int64_t b =
         u->ops->blame ? u->ops->blame(u, flag, what, &status, msg, sizeof msg) : -1;
     if (b < 0) {
-        unit_fails(u, OT_ERR_SOLVER, tcur, what, 1);
+        ot__run_unit_fails(u, OT_ERR_SOLVER, tcur, what, 1);
         return -1;
     }
-    lane_fails(u, b, status, msg);
+    ot__run_lane_fails(u, b, status, msg);
     if (u->ops->stopped_changed)
         u->ops->stopped_changed(u);
     if (all_stopped(u))
         return 0;
     ot__run_keep_counters(u);
     if (u->ops->resume(u, tcur) != CV_SUCCESS) {
-        unit_fails(u, OT_ERR_SOLVER, tcur, u->cb->cv_msg, 1);
+        ot__run_unit_fails(u, OT_ERR_SOLVER, tcur, u->cb->cv_msg, 1);
         return -1;
     }
     u->t_restart = tcur;
@@ -175,7 +175,7 @@ static int take_roots(ot__unit *u, double t, N_Vector y, int at_output)
         const int st = ot__event_take(ode, &u->sink->events[lane], t, rf, yd + b * n,
                                       u->p + b * np, lane, &cb, &changed, msg, sizeof msg);
         if (st != OT_OK) {
-            lane_fails(u, b, st, st == OT_ERR_CALLBACK ? cb.msg : msg);
+            ot__run_lane_fails(u, b, st, st == OT_ERR_CALLBACK ? cb.msg : msg);
             left = 1;
         } else {
             changed_any |= changed;
@@ -264,7 +264,7 @@ static int take_stops(ot__unit *u, double t, N_Vector y, double last)
                                            yd + b * u->n, u->p + b * u->np, lane, msg,
                                            sizeof msg);
         if (st != OT_OK) {
-            lane_fails(u, b, st, msg);
+            ot__run_lane_fails(u, b, st, msg);
             left = 1;
         } else {
             taken = 1;
@@ -321,7 +321,7 @@ static int64_t union_of(const ot__unit *u,
  * t stores it (a lane that stopped at a root at t too); a lane past its own
  * last output time is done and stands still. OT_OK, or the emit's status
  * (the unit failed). */
-static int emit_due(ot__unit *u, int64_t i, double t, N_Vector y, int shared)
+int ot__run_emit(ot__unit *u, int64_t i, double t, N_Vector y, int shared)
 {
     const ot__plan *pl = u->plan;
     ot_solution *sol = u->sink->sol;
@@ -338,7 +338,7 @@ static int emit_due(ot__unit *u, int64_t i, double t, N_Vector y, int shared)
         return OT_OK;
     const int st = u->ops->emit(u, t, y);
     if (st != OT_OK) {
-        unit_fails(u, st, t, u->cb->msg, 0);
+        ot__run_unit_fails(u, st, t, u->cb->msg, 0);
         return st;
     }
     for (int64_t b = 0; b < u->k; b++) {
@@ -381,7 +381,7 @@ void ot__run_dense(ot__unit *u)
     }
     if (nts < 0 || nus < 0) {
         snprintf(u->cb->msg, sizeof u->cb->msg, "cannot allocate the lanes' times");
-        unit_fails(u, OT_ERR_NOMEM, pl->t0, u->cb->msg, 0);
+        ot__run_unit_fails(u, OT_ERR_NOMEM, pl->t0, u->cb->msg, 0);
         nts = nus = 0;
     }
     for (int64_t b = 0; b < u->k; b++)
@@ -407,7 +407,7 @@ void ot__run_dense(ot__unit *u)
         for (int64_t b = 0; b < u->k; b++)
             u->at[b] = -1;
         if ((r = reach(u, tout, u->ig->m->exact_outputs, i, &y)) < 0 ||
-            emit_due(u, i, tout, y, shared) != OT_OK)
+            ot__run_emit(u, i, tout, y, shared) != OT_OK)
             break;
         report(u, (double)(i + 1) / (double)nts);
     }
@@ -450,7 +450,7 @@ void ot__run_steps(ot__unit *u)
     N_Vector y = u->ops->restart_state(u, u->ops->target(u, OT__TARGET_STEP));
     int st = record_step(u, t, y);
     if (st != OT_OK)
-        unit_fails(u, st, t, u->cb->msg, 0);
+        ot__run_unit_fails(u, st, t, u->cb->msg, 0);
     else
         count_steps(u, t);
     ot__ig_set_stop_time(u->ig, pl->t_final);
@@ -462,7 +462,7 @@ void ot__run_steps(ot__unit *u)
             snprintf(u->cb->cv_msg, sizeof u->cb->cv_msg,
                      "more than max_steps = %lld steps before t = %g",
                      (long long)pl->step_limit, pl->t_final);
-            unit_fails(u, OT_ERR_SOLVER, t, u->cb->cv_msg, 1);
+            ot__run_unit_fails(u, OT_ERR_SOLVER, t, u->cb->cv_msg, 1);
             break;
         }
         N_Vector dst = u->ops->target(u, OT__TARGET_STEP);
@@ -479,7 +479,7 @@ void ot__run_steps(ot__unit *u)
             continue;
         }
         if ((st = record_step(u, t, dst)) != OT_OK) {
-            unit_fails(u, st, t, u->cb->msg, 0);
+            ot__run_unit_fails(u, st, t, u->cb->msg, 0);
             break;
         }
         count_steps(u, t);
@@ -492,7 +492,7 @@ void ot__run_steps(ot__unit *u)
         if (rc == 2 && !all_stopped(u)) {
             y = u->ops->restart_state(u, u->ops->target(u, OT__TARGET_STEP));
             if ((st = record_step(u, t, y)) != OT_OK) {
-                unit_fails(u, st, t, u->cb->msg, 0);
+                ot__run_unit_fails(u, st, t, u->cb->msg, 0);
                 break;
             }
             count_steps(u, t);

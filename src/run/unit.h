@@ -121,6 +121,17 @@ void ot__run_dense(ot__unit *u);
 /* Every step from the start to plan->t_final into u->steps. */
 void ot__run_steps(ot__unit *u);
 
+/* Output i of the unit's times at t from state y (shared: every lane's
+ * times are the unit's, else each lane stores its own next output when it
+ * is t): ops->emit for the lanes due, their counts and final times; a lane
+ * past its own last output is done. OT_OK, or the emit's status (the
+ * unit's running lanes then failed). */
+int ot__run_emit(ot__unit *u, int64_t i, double t, N_Vector y, int shared);
+/* Lane b fails alone with status and msg; it stands still from now on. */
+void ot__run_lane_fails(ot__unit *u, int64_t b, int status, const char *msg);
+/* Every running lane fails (ops->fail). */
+void ot__run_unit_fails(ot__unit *u, int status, double t, const char *what, int solver);
+
 /* The integrator's counters so far added to u->before (before a restart,
  * which zeroes them). */
 void ot__run_keep_counters(ot__unit *u);
