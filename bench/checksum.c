@@ -80,8 +80,8 @@ static int handler(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut 
 }
 
 enum { DENSE, DENSE_DQ, STEPS, SENS, ROOTS, OUT_F32, EVENTS, STOPS, ARK, ADJOINT };
-static const char *const kinds[] = {"dense", "dense-dq", "steps",  "sens", "roots",
-                                    "out-f32", "events", "stops", "esdirk", "adjoint"};
+static const char *const kinds[] = {"dense",   "dense-dq", "steps", "sens",   "roots",
+                                    "out-f32", "events",   "stops", "esdirk", "adjoint"};
 
 /* Per-lane output times (lane b: the first 30 + b % 20 of t) and stops at
  * 1e-3 (every lane) and 10^(b % 4). The caller frees *tl and *sl. */

@@ -188,9 +188,11 @@ START_TEST(random_faults_fail_their_lockstep_lanes_alone)
         }
         /* Its own fault, at or after its tf; its outputs up to it right
          * (lanes that left before it changed the block's steps). */
-        const char *msg = ot_solution_lane_message(s, b), *cause = cause_of(fm_code(p, b));
+        const char *msg = ot_solution_lane_message(s, b),
+                   *cause = cause_of(fm_code(p, b));
         const int64_t c = ot_solution_lane_count(s, b);
-        ck_assert_msg(ot_solution_lane_status(s, b) == OT_ERR_CALLBACK && strstr(msg, cause) &&
+        ck_assert_msg(ot_solution_lane_status(s, b) == OT_ERR_CALLBACK &&
+                          strstr(msg, cause) &&
                           msg_time(msg, cause) >= tf_of[b] * (1 - 1e-5),
                       "lane %lld, tf %g: %s", (long long)b, tf_of[b], msg);
         ck_assert(c >= 1 && 0.25 * (double)(c - 1) <= tf_of[b]);

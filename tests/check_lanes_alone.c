@@ -65,13 +65,15 @@ START_TEST(a_non_finite_input_fails_its_lane_alone)
     else
         y0[2 * BAD + 1] = NAN;
     ot_ode *ode = decay_ode(1, 1e-8, 1e-10);
-    ck_assert_status(ot_ode_set_mode(ode, lockstep ? OT_LOCKSTEP : OT_LANES), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_mode(ode, lockstep ? OT_LOCKSTEP : OT_LANES), OT_OK,
+                     NULL);
     ot_solution *s = NULL, *ref = NULL;
     ck_assert_status(solve(ode, kind, y0, k, NB, &s), OT_ERR_LANES_FAILED,
-                     params ? "1 of 6 lanes failed; lane 3: params: [0, 3] is inf; values "
-                              "must be finite"
-                            : "1 of 6 lanes failed; lane 3: y0: [1, 3] is nan; values must "
-                              "be finite");
+                     params
+                         ? "1 of 6 lanes failed; lane 3: params: [0, 3] is inf; values "
+                           "must be finite"
+                         : "1 of 6 lanes failed; lane 3: y0: [1, 3] is nan; values must "
+                           "be finite");
     ck_assert_status(solve(ode, kind, yr, kr, NB - 1, &ref), OT_OK, NULL);
     ck_assert_int_eq(ot_solution_lane_status(s, BAD), OT_ERR_VALUE);
     ck_assert_int_eq(ot_solution_lane_count(s, BAD), 0);
@@ -83,14 +85,15 @@ START_TEST(a_non_finite_input_fails_its_lane_alone)
         if (b == BAD)
             continue;
         const int64_t c = ot_solution_lane_count(s, b);
-        ck_assert_msg(ot_solution_lane_status(s, b) == OT_OK && c == ot_solution_lane_count(ref, r),
+        ck_assert_msg(ot_solution_lane_status(s, b) == OT_OK &&
+                          c == ot_solution_lane_count(ref, r),
                       "%s lane %lld", KIND[kind], (long long)b);
         ck_assert_msg(same_outputs(ot_solution_ys(s), b, ot_solution_ys(ref), r, c),
                       "%s lane %lld differs from the solve without lane 3", KIND[kind],
                       (long long)b);
         for (int64_t j = 0; j < ot_solution_nsens(s); j++)
-            ck_assert(same_outputs(ot_solution_sens(s, j), b, ot_solution_sens(ref, j), r,
-                                   c));
+            ck_assert(
+                same_outputs(ot_solution_sens(s, j), b, ot_solution_sens(ref, j), r, c));
         if (kind == ADJOINT)
             ck_assert(st_at(ot_solution_grad_tensor(s, OT_GRAD_PARAMS), 0, b, 0) ==
                       st_at(ot_solution_grad_tensor(ref, OT_GRAD_PARAMS), 0, r, 0));

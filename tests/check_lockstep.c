@@ -296,7 +296,8 @@ START_TEST(callback_failure_stops_the_batch)
     ck_assert_int_eq(ot_ode_set_mode(ode, OT_LOCKSTEP), OT_OK);
     ot_solution *s = NULL;
     ck_assert_status(ot_solve_dense(ode, view1(&y0, 1), view2(k, 1, 8), view1(t, 5), &s),
-                     OT_ERR_LANES_FAILED, "8 of 8 lanes failed; lane 0: rhs returned -1 at t = ");
+                     OT_ERR_LANES_FAILED,
+                     "8 of 8 lanes failed; lane 0: rhs returned -1 at t = ");
     ck_assert_int_eq(ot_solution_nfailed(s), 8);
     const ot_view ys = ot_tensor_view(ot_solution_ys(s));
     for (int b = 0; b < 8; b++) {

@@ -244,7 +244,8 @@ START_TEST(a_failing_lane_stops_its_own_block_only)
     ck_assert_status(solve(DENSE, ode, p, 0, NB, &s), OT_ERR_LANES_FAILED,
                      "1 of 37 lanes failed; lane 11: rhs returned -1 at t = ");
     for (int64_t b = 0; b < NB; b++)
-        ck_assert_int_eq(ot_solution_lane_status(s, b), b == 11 ? OT_ERR_CALLBACK : OT_OK);
+        ck_assert_int_eq(ot_solution_lane_status(s, b),
+                         b == 11 ? OT_ERR_CALLBACK : OT_OK);
     /* The other blocks are untouched: the same bits as without the fault. */
     p[3 * 11 + 2] = -p[3 * 11 + 2];
     ot_solution *clean = NULL;

@@ -187,8 +187,8 @@ START_TEST(a_root_at_t0_is_no_event_in_either_mode)
     assert_events(s, 1, 1, &half, 1e-8);
     ck_assert_int_eq(ot_solution_lane_count(s, 1), action == OT_EVENT_STOP ? 1 : 2);
     if (action != OT_EVENT_STOP)
-        ck_assert_double_eq_tol(st_y(s, 0, 1, 1),
-                                action == OT_EVENT_HANDLE ? -0.1 : 1.4, 1e-8);
+        ck_assert_double_eq_tol(st_y(s, 0, 1, 1), action == OT_EVENT_HANDLE ? -0.1 : 1.4,
+                                1e-8);
     ot_solution_free(s);
     ot_ode_free(ode);
 }
@@ -208,8 +208,8 @@ START_TEST(stops_give_the_same_events_in_both_modes)
     double t[12] = {0, 1, 2, nan, nan, nan, 0, 1, 2, 3, 4, 6};
     double stops[6] = {0, 1.5, 5, 0.5, 3, 5}, y0 = 0, p[2] = {1, 1};
     ot_ode *ode = ramp_ode(lockstep, NULL, 0);
-    ot_solve_inputs in = ot_solve_inputs_make(st_vec(&y0, 1), st_mat(p, 1, 2),
-                                              st_mat(t, 6, 2));
+    ot_solve_inputs in =
+        ot_solve_inputs_make(st_vec(&y0, 1), st_mat(p, 1, 2), st_mat(t, 6, 2));
     in.stops = st_mat(stops, 3, 2);
     ot_solution *s = NULL;
     ck_assert_status(ot_solve_dense_with(ode, &in, &s), OT_OK, NULL);
@@ -285,8 +285,8 @@ START_TEST(bouncing_balls_bounce_only_within_their_own_times)
     ck_assert_status(ot_ode_set_event_handler(ode, ball_bounce), OT_OK, NULL);
     ot_solution *s = NULL;
     ck_assert_status(
-        ot_solve_dense(ode, st_vec(y0, 2), st_mat(e, 1, NB), st_mat(t, NT, NB), &s), OT_OK,
-        NULL);
+        ot_solve_dense(ode, st_vec(y0, 2), st_mat(e, 1, NB), st_mat(t, NT, NB), &s),
+        OT_OK, NULL);
     const double t0 = sqrt(2.0 / G);
     for (int b = 0; b < NB; b++) {
         double want[64];

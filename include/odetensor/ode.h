@@ -310,12 +310,11 @@ OT_API int ot_ode_set_threads(ot_ode *ode, int threads);
  * ones share more work per step. Results depend on the block size, never on
  * the thread count: lanes [k block, (k + 1) block) give the same bits as a
  * lockstep solve of those lanes alone, and a failing lane leaves its own
- * block (OT_LOCKSTEP above). 0 (the default) picks a size from n alone, by measurement: about
- * 256 KiB of working set a block, a power of two in [16, 4096] (n = 1: 1024,
- * n = 3 or 4: 256, n = 16: 32, n >= 64: 16); a block of nbatch or more lanes
- * is one block of every lane. The CUDA solver runs the whole batch as one
- * block and refuses a smaller one. @return OT_OK, OT_ERR_ARG (ode NULL) or
- * OT_ERR_VALUE (block < 0). */
+ * block (OT_LOCKSTEP above). 0 (the default) picks a size from n alone, by measurement:
+ * about 256 KiB of working set a block, a power of two in [16, 4096] (n = 1: 1024, n = 3
+ * or 4: 256, n = 16: 32, n >= 64: 16); a block of nbatch or more lanes is one block of
+ * every lane. The CUDA solver runs the whole batch as one block and refuses a smaller
+ * one. @return OT_OK, OT_ERR_ARG (ode NULL) or OT_ERR_VALUE (block < 0). */
 OT_API int ot_ode_set_lockstep_block(ot_ode *ode, int64_t block);
 OT_API int ot_ode_set_output_dtype(ot_ode *ode, ot_dtype dtype);
 /* Where a lockstep solve runs: {OT_CPU, 0} (the default) or {OT_CUDA, id},

@@ -183,7 +183,7 @@ double *ot__lanes_state_dst(ot__lanes_worker *w, const ot__sink *sk, int64_t i, 
 static N_Vector target(ot__unit *u, int64_t i)
 {
     ot__lanes_worker *w = u->mode;
-    double *dst = i >= 0 ? ot__lanes_state_dst(w, u->sink, i, u->lane0)
+    double *dst = i >= 0                 ? ot__lanes_state_dst(w, u->sink, i, u->lane0)
                   : i == OT__TARGET_STOP ? w->ym_scratch
                                          : w->ys_scratch;
     N_VSetArrayPointer(dst, w->y);

@@ -312,8 +312,7 @@ int ot__lanes_worker_new(ot__lanes_worker **out, const ot__plan *pl)
     w->ev_scratch = OT__MALLOC(n * sizeof(double) + 1);
     int st = OT_ERR_NOMEM;
     if (ok && w->pbuf && w->pbar && w->plist && w->pwork && w->rootsfound &&
-        w->ev_scratch &&
-        OT__SUN_CALL(ot__sun_context_new(&w->ctx, &w->cb), -1) == 0) {
+        w->ev_scratch && OT__SUN_CALL(ot__sun_context_new(&w->ctx, &w->cb), -1) == 0) {
         w->y = OT__SUN_NEW(N_VMake_Serial(pl->n, w->ys_scratch, w->ctx));
         w->y0 = w->y ? OT__SUN_NEW(N_VMake_Serial(pl->n, w->y0_scratch, w->ctx)) : NULL;
         if (w->y0) {

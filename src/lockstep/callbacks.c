@@ -35,8 +35,8 @@ static int call_rhs_part(ot__lockstep *L, int explicit, double t, const double *
     ot__lockstep_poison_first(&L->poisoned,
                               explicit ? OT__POISONED_RHS_EXPLICIT : OT__POISONED_RHS,
                               dydt, L->n * L->nbatch);
-    ot__lockstep_cb_call c = {explicit ? ode->rhs_explicit : ode->rhs, t, y, p, dydt, L->n,
-                              0};
+    ot__lockstep_cb_call c = {
+        explicit ? ode->rhs_explicit : ode->rhs, t, y, p, dydt, L->n, 0};
     const int rc = ot__lockstep_call(L, name, t, OT__CB_RETRY, ot__lockstep_run_call, &c);
     if (rc != 0)
         return rc;
@@ -106,8 +106,8 @@ static int jac_cb(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *ud,
         return -1;
     if (ode->jac) {
         ot__lockstep_cb_call c = {ode->jac, t, N_VGetArrayPointer(y), L->p, a, n * n, 1};
-        if ((rc = ot__lockstep_call(L, "jac", t, OT__CB_RETRY, ot__lockstep_run_call, &c)) !=
-            0)
+        if ((rc = ot__lockstep_call(L, "jac", t, OT__CB_RETRY, ot__lockstep_run_call,
+                                    &c)) != 0)
             return rc;
     } else if ((rc = dq_jac(L, t, y, fy, a, t1, t2)) != 0) {
         return rc;
@@ -125,7 +125,8 @@ static int root_cb(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
         return -1;
     ot__lockstep_poison_first(&L->poisoned, OT__POISONED_ROOT, g, nr * L->nbatch);
     ot__lockstep_cb_call c = {ode->root, t, N_VGetArrayPointer(y), L->p, g, nr, 0};
-    const int rc = ot__lockstep_call(L, "root", t, OT__CB_ROOT, ot__lockstep_run_call, &c);
+    const int rc =
+        ot__lockstep_call(L, "root", t, OT__CB_ROOT, ot__lockstep_run_call, &c);
     if (rc != 0)
         return rc;
     for (int64_t b = 0; b < L->nbatch; b++)

@@ -30,7 +30,6 @@ typedef struct {
     int64_t *count; /* [nbatch] */
 } ot__lane_blame;
 
-
 /* The first call of each of these, per batch, gets an output filled with
  * the unwritten NaN (solve/callback.h): a callback that writes only column 0
  * fails there, naming the lane it left. Only the first: a pass over every

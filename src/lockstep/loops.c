@@ -107,7 +107,8 @@ static int64_t blame(ot__unit *u, int flag, const char *what, int *status, char 
 {
     ot__lockstep *L = u->mode;
     /* A time too coarse for the steps is every lane's (advance.h). */
-    if (L->blame.count == NULL || ot__cb_stopped(&L->cb) || flag == OT__IG_TIME_RESOLUTION)
+    if (L->blame.count == NULL || ot__cb_stopped(&L->cb) ||
+        flag == OT__IG_TIME_RESOLUTION)
         return -1;
     int64_t b = -1, most = 0;
     /* A lane whose NaN/Inf made the integrator give up (still recoverable
@@ -140,8 +141,9 @@ static int64_t blame(ot__unit *u, int flag, const char *what, int *status, char 
         ot__cb_cause(&L->cb, status, what, msg, len);
     } else {
         *status = OT_ERR_SOLVER;
-        snprintf(msg, len, "%s (its error set the block's steps; the block went on "
-                           "without it)",
+        snprintf(msg, len,
+                 "%s (its error set the block's steps; the block went on "
+                 "without it)",
                  what);
     }
     ot__cb_reset(&L->cb);

@@ -158,8 +158,8 @@ void ot__run_adjoint(ot__unit *u, ot__run_adj *a)
      * shared by its lanes. */
     const int64_t qmax = pl->ode->method == OT_BDF ? 5 : 12;
     for (int64_t b = 0; b < k; b++)
-        sol->adj_bytes[u->lane0 + b] =
-            8 * ((nst / OT__ADJ_STEPS + 1) * (qmax + 2) * n + (OT__ADJ_STEPS + 1) * 2 * n);
+        sol->adj_bytes[u->lane0 + b] = 8 * ((nst / OT__ADJ_STEPS + 1) * (qmax + 2) * n +
+                                            (OT__ADJ_STEPS + 1) * 2 * n);
     if (!reached || !backward(u, a))
         return;
     const double *lam = N_VGetArrayPointer(a->yB),

@@ -42,8 +42,8 @@ void ot__run_unit_fails(ot__unit *u, int status, double t, const char *what, int
 }
 
 void ot__run_unit_init(ot__unit *u, const ot__unit_ops *ops, void *mode,
-                       const ot__plan *plan, const ot__sink *sink, ot__ig *ig,
-                       ot__cb *cb, int64_t lane0, int64_t k, int has_ls)
+                       const ot__plan *plan, const ot__sink *sink, ot__ig *ig, ot__cb *cb,
+                       int64_t lane0, int64_t k, int has_ls)
 {
     memset(u, 0, sizeof *u);
     u->ops = ops;
@@ -172,8 +172,9 @@ static int take_roots(ot__unit *u, double t, N_Vector y, int at_output)
         ot__cb cb;
         ot__cb_reset(&cb);
         int changed = 0;
-        const int st = ot__event_take(ode, &u->sink->events[lane], t, rf, yd + b * n,
-                                      u->p + b * np, lane, &cb, &changed, msg, sizeof msg);
+        const int st =
+            ot__event_take(ode, &u->sink->events[lane], t, rf, yd + b * n, u->p + b * np,
+                           lane, &cb, &changed, msg, sizeof msg);
         if (st != OT_OK) {
             ot__run_lane_fails(u, b, st, st == OT_ERR_CALLBACK ? cb.msg : msg);
             left = 1;
@@ -208,8 +209,8 @@ static int reach(ot__unit *u, double target, int exact, int64_t i, N_Vector *y)
             ot__ig_set_stop_time(u->ig, target);
         double tret = target;
         int flag = ot__ig_advance(u->ig, target, dst, &tret, pl->ode->max_steps,
-                                  pl->ode->rtol, ot__plan_t0(pl, u->lane0),
-                                  u->cb->cv_msg, sizeof u->cb->cv_msg);
+                                  pl->ode->rtol, ot__plan_t0(pl, u->lane0), u->cb->cv_msg,
+                                  sizeof u->cb->cv_msg);
         if (flag >= 0 && pl->kind == OT__SENS) {
             /* keep the root return: only a failure replaces it */
             const int sflag = u->ops->sens_at(u, tret);
@@ -260,9 +261,9 @@ static int take_stops(ot__unit *u, double t, N_Vector y, double last)
             continue;
         u->knext[b]++;
         char msg[300];
-        const int st = ot__event_take_stop(pl->ode, &u->sink->events[lane], t, k,
-                                           yd + b * u->n, u->p + b * u->np, lane, msg,
-                                           sizeof msg);
+        const int st =
+            ot__event_take_stop(pl->ode, &u->sink->events[lane], t, k, yd + b * u->n,
+                                u->p + b * u->np, lane, msg, sizeof msg);
         if (st != OT_OK) {
             ot__run_lane_fails(u, b, st, msg);
             left = 1;
@@ -394,9 +395,8 @@ void ot__run_dense(ot__unit *u)
         y = u->ops->restart_state(u, u->ops->target(u, OT__TARGET_STOP));
         r = take_stops(u, stops[ks], y, last);
     }
-    for (int64_t i = 0; r == 1 && i < nts && !all_stopped(u) &&
-                        !ot__progress_cancelled(pl->prog);
-         i++) {
+    for (int64_t i = 0;
+         r == 1 && i < nts && !all_stopped(u) && !ot__progress_cancelled(pl->prog); i++) {
         const double tout = times[i];
         /* Stops up to and at tout: an output at a stop shows the state after. */
         for (; r == 1 && ks < nus && stops[ks] <= tout; ks++)

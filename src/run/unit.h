@@ -111,8 +111,8 @@ struct ot__unit {
 /* A unit of k lanes from lane0 on integrator ig, the rest (arrays, flags)
  * zero for the mode to fill; it starts at the plan's t0 for lane0. */
 void ot__run_unit_init(ot__unit *u, const ot__unit_ops *ops, void *mode,
-                       const ot__plan *plan, const ot__sink *sink, ot__ig *ig,
-                       ot__cb *cb, int64_t lane0, int64_t k, int has_ls);
+                       const ot__plan *plan, const ot__sink *sink, ot__ig *ig, ot__cb *cb,
+                       int64_t lane0, int64_t k, int has_ls);
 
 /* The dense (and sensitivity) loop: every output time of the unit's lanes,
  * stops and roots on the way. Counts, roots, final times and failures go

@@ -74,8 +74,9 @@ int ot__event_take_stop(const ot_ode *ode, ot__record *r, double t, int64_t k, d
     ot__cb cb; /* the handler's own: not the lane's callback state */
     ot__cb_reset(&cb);
     if (rc != 0)
-        snprintf(msg, msg_len, "event handler returned %d at t = %g (scheduled stop %lld)",
-                 rc, t, (long long)k);
+        snprintf(msg, msg_len,
+                 "event handler returned %d at t = %g (scheduled stop %lld)", rc, t,
+                 (long long)k);
     else if (ot__cb_finite(&cb, "event handler", "y", y, n, 1, lane, t, OT__CB_FINAL) ||
              (ode->np > 0 && ot__cb_finite(&cb, "event handler", "p", p, ode->np, 1, lane,
                                            t, OT__CB_FINAL)))

@@ -109,8 +109,9 @@ int ot__plan_bad_message(const ot__plan *pl, int64_t b, char *msg, size_t len)
     int64_t i = 0;
     while (i < rows - 1 && isfinite(c[i]))
         i++;
-    return snprintf(msg, len, "%s: [%lld, %lld] is %g; values must be finite (the lane "
-                              "fails alone)",
+    return snprintf(msg, len,
+                    "%s: [%lld, %lld] is %g; values must be finite (the lane "
+                    "fails alone)",
                     y0 ? "y0" : "params", (long long)i, (long long)b, c[i]);
 }
 
