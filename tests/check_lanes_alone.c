@@ -107,10 +107,71 @@ START_TEST(a_non_finite_input_fails_its_lane_alone)
 }
 END_TEST
 
+/* The decay rhs, failing (-1) for the lane whose k is 0.5 from t = 1 on. */
+static int rhs_fails_k05(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
+{
+    for (int64_t b = 0; b < ST_LANES(y); b++)
+        if (ot_view_col_f64(p, b, 0)[0] == 0.5 && t > 1.0)
+            return -1;
+    return st_decay_rhs(t, y, p, f, u);
+}
+
+/* The adjoint in lockstep: a lane whose rhs fails in the forward pass
+ * leaves the block alone (and the backward pass, whose difference quotients
+ * call rhs too, leaves it out); the others' loss and gradients are lanes
+ * mode's to 1e-6. Loop: without and with the user's Jacobian. */
+START_TEST(a_lane_whose_rhs_fails_leaves_the_lockstep_adjoint_alone)
+{
+    static const double data[2 * NT] = {1, 1, 0.5, 0.5, 0.3, 0.3, 0.1, 0.1};
+    double k[NB], y0[2 * NB];
+    decay_inputs(k, y0, NB);
+    k[BAD] = 0.5;
+    ot_ode *ode = NULL, *ref = NULL;
+    ck_assert_status(ot_ode_new(&ode, 2, 1, rhs_fails_k05, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_new(&ref, 2, 1, st_decay_rhs, NULL), OT_OK, NULL);
+    ot_ode *both[2] = {ode, ref};
+    for (int m = 0; m < 2; m++) {
+        ck_assert_status(ot_ode_set_rtol(both[m], 1e-9), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_atol(both[m], 1e-11), OT_OK, NULL);
+        if (_i)
+            ck_assert_status(ot_ode_set_jac(both[m], st_decay_jac), OT_OK, NULL);
+    }
+    ck_assert_status(ot_ode_set_mode(ode, OT_LOCKSTEP), OT_OK, NULL);
+    const ot_loss loss = ot_loss_squares(st_mat(data, 2, NT), ot_view_absent());
+    ot_solution *s = NULL, *r = NULL;
+    ck_assert_status(ot_solve_adjoint(ode, st_mat(y0, 2, NB), st_mat(k, 1, NB),
+                                      st_vec(T, NT), &loss, &s),
+                     OT_ERR_LANES_FAILED, "1 of 6 lanes failed; lane 3: rhs returned -1");
+    ck_assert_status(ot_solve_adjoint(ref, st_mat(y0, 2, NB), st_mat(k, 1, NB),
+                                      st_vec(T, NT), &loss, &r),
+                     OT_OK, NULL);
+    ck_assert(isnan(st_at(ot_solution_grad_tensor(s, OT_GRAD_PARAMS), 0, BAD, 0)));
+    for (int64_t b = 0; b < NB; b++) {
+        if (b == BAD)
+            continue;
+        ck_assert_int_eq(ot_solution_lane_status(s, b), OT_OK);
+        for (int which = OT_GRAD_LOSS; which <= OT_GRAD_PARAMS; which++) {
+            const int64_t i = which == OT_GRAD_LOSS ? b : 0,
+                          j = which == OT_GRAD_LOSS ? 0 : b;
+            const double x = st_at(ot_solution_grad_tensor(s, which), i, j, 0),
+                         y = st_at(ot_solution_grad_tensor(r, which), i, j, 0);
+            ck_assert_msg(fabs(x - y) <= 1e-6 * fabs(y),
+                          "lane %lld grad %d: %.12g vs %.12g", (long long)b, which, x, y);
+        }
+    }
+    ot_solution_free(s);
+    ot_solution_free(r);
+    ot_ode_free(ode);
+    ot_ode_free(ref);
+}
+END_TEST
+
 Suite *lanes_alone_suite(void)
 {
     Suite *s = suite_create("lanes_alone");
-    TCase *tc = ot_test_tcase(s, "non-finite inputs", 60);
+    TCase *tc = ot_test_tcase(s, "lanes that fail alone", 60);
     tcase_add_loop_test(tc, a_non_finite_input_fails_its_lane_alone, 0, 4 * NKINDS);
+    tcase_add_loop_test(tc, a_lane_whose_rhs_fails_leaves_the_lockstep_adjoint_alone, 0,
+                        2);
     return s;
 }

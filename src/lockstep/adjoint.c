@@ -46,20 +46,12 @@ typedef struct {
 
 /* ---- Derivatives of every lane at (t, y) ----------------------------------- */
 
-/* rhs of every lane at (t, y, p) into f, with lockstep's rules. */
+/* rhs of every lane at (t, y, p) into f, with lockstep's rules (a lane
+ * whose rhs fails leaves the block). */
 static int call_rhs(ot__lockstep *L, double t, const double *y, const double *p,
                     double *f)
 {
-    const ot_ode *ode = L->plan->ode;
-    if (ot__cb_stopped(&L->cb))
-        return -1;
-    int rc = ode->rhs(t, ot__view_compact(y, L->n, L->nbatch),
-                      ot__view_compact(p, L->np, L->nbatch),
-                      ot__view_mut_compact(f, L->n, L->nbatch), ode->user);
-    if (rc != 0)
-        return ot__cb_returned(&L->cb, "rhs", rc, t, OT__CB_RETRY);
-    return ot__cb_finite(&L->cb, "rhs", "dydt", f, L->n, L->nbatch, L->lane0, t,
-                         OT__CB_RETRY);
+    return ot__lockstep_call_rhs(L, 0, t, y, p, f);
 }
 
 /* A stopped lane's block of v ([rows, nbatch]) is zero: it stands still. */

@@ -25,8 +25,8 @@ static void zero_stopped(const ot__lockstep *L, double *v, int64_t rows)
 /* The user's rhs (or with `explicit` an IMEX split's explicit part) at
  * (t, y, params), then zeroing of stopped lanes. A lane whose rhs fails
  * (< 0, or NaN/Inf that does not recover) leaves the block (alone.c). */
-static int call_rhs_part(ot__lockstep *L, int explicit, double t, const double *y,
-                         const double *p, double *dydt)
+int ot__lockstep_call_rhs(ot__lockstep *L, int explicit, double t, const double *y,
+                          const double *p, double *dydt)
 {
     const ot_ode *ode = L->plan->ode;
     const char *name = explicit ? "rhs_explicit" : "rhs";
@@ -47,7 +47,7 @@ static int call_rhs_part(ot__lockstep *L, int explicit, double t, const double *
 static int call_rhs(ot__lockstep *L, double t, const double *y, const double *p,
                     double *dydt)
 {
-    return call_rhs_part(L, 0, t, y, p, dydt);
+    return ot__lockstep_call_rhs(L, 0, t, y, p, dydt);
 }
 
 static int rhs_cb(sunrealtype t, N_Vector y, N_Vector ydot, void *ud)
@@ -59,7 +59,8 @@ static int rhs_cb(sunrealtype t, N_Vector y, N_Vector ydot, void *ud)
 static int rhs_explicit_cb(sunrealtype t, N_Vector y, N_Vector ydot, void *ud)
 {
     ot__lockstep *L = ud;
-    return call_rhs_part(L, 1, t, N_VGetArrayPointer(y), L->p, N_VGetArrayPointer(ydot));
+    return ot__lockstep_call_rhs(L, 1, t, N_VGetArrayPointer(y), L->p,
+                                 N_VGetArrayPointer(ydot));
 }
 
 /* Difference-quotient blocks as CVODE's dense DQ forms them, per lane
