@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "solve_common.h"
 #include "suites.h"
@@ -166,12 +167,72 @@ START_TEST(a_lane_whose_rhs_fails_leaves_the_lockstep_adjoint_alone)
 }
 END_TEST
 
+/* q = y_0^2, failing (-1, or Inf with _i odd) for the lane whose k is 0.5
+ * from t = 1 on. */
+static int fail_inf;
+static int integrand(double t, int64_t lane, ot_view y, ot_view p, ot_view_mut q,
+                     ot_view_mut dqdy, ot_view_mut dqdp, void *u)
+{
+    (void)lane, (void)dqdp, (void)u;
+    const double y0 = ot_view_col_f64(y, 0, 0)[0];
+    ot_view_mut_col_f64(q, 0, 0)[0] = y0 * y0;
+    ot_view_mut_col_f64(dqdy, 0, 0)[0] = 2 * y0;
+    if (ot_view_col_f64(p, 0, 0)[0] == 0.5 && t > 1.0) {
+        if (!fail_inf)
+            return -1;
+        ot_view_mut_col_f64(q, 0, 0)[0] = INFINITY;
+    }
+    return 0;
+}
+
+/* The lockstep adjoint with an integral term that fails for one lane (it
+ * failed the whole block): that lane fails alone, naming the integrand;
+ * the others' loss and gradients are those of the same solve where it does
+ * not fail, to 1e-6. Loop: returns -1, writes Inf. */
+START_TEST(a_failing_integral_term_fails_its_lane_alone_in_lockstep)
+{
+    static const double data[2 * NT] = {1, 1, 0.5, 0.5, 0.3, 0.3, 0.1, 0.1};
+    double k[NB], y0[2 * NB], kr[NB];
+    decay_inputs(k, y0, NB);
+    k[BAD] = 0.5;
+    memcpy(kr, k, sizeof k);
+    kr[BAD] = 0.50001; /* the same lane, its integrand fine */
+    fail_inf = _i;
+    ot_ode *ode = decay_ode(1, 1e-9, 1e-11);
+    ck_assert_status(ot_ode_set_mode(ode, OT_LOCKSTEP), OT_OK, NULL);
+    ot_loss loss = ot_loss_squares(st_mat(data, 2, NT), ot_view_absent());
+    loss.integrand = integrand;
+    ot_solution *s = NULL, *r = NULL;
+    ck_assert_status(ot_solve_adjoint(ode, st_mat(y0, 2, NB), st_mat(k, 1, NB),
+                                      st_vec(T, NT), &loss, &s),
+                     OT_ERR_LANES_FAILED, "1 of 6 lanes failed; lane 3: integrand");
+    ck_assert_status(ot_solve_adjoint(ode, st_mat(y0, 2, NB), st_mat(kr, 1, NB),
+                                      st_vec(T, NT), &loss, &r),
+                     OT_OK, NULL);
+    ck_assert(isnan(st_at(ot_solution_grad_tensor(s, OT_GRAD_PARAMS), 0, BAD, 0)));
+    for (int64_t b = 0; b < NB; b++) {
+        if (b == BAD)
+            continue;
+        ck_assert_int_eq(ot_solution_lane_status(s, b), OT_OK);
+        const double x = st_at(ot_solution_grad_tensor(s, OT_GRAD_PARAMS), 0, b, 0),
+                     y = st_at(ot_solution_grad_tensor(r, OT_GRAD_PARAMS), 0, b, 0);
+        ck_assert_msg(fabs(x - y) <= 1e-6 * fabs(y), "lane %lld: %.12g vs %.12g",
+                      (long long)b, x, y);
+    }
+    ot_solution_free(s);
+    ot_solution_free(r);
+    ot_ode_free(ode);
+}
+END_TEST
+
 Suite *lanes_alone_suite(void)
 {
     Suite *s = suite_create("lanes_alone");
     TCase *tc = ot_test_tcase(s, "lanes that fail alone", 60);
     tcase_add_loop_test(tc, a_non_finite_input_fails_its_lane_alone, 0, 4 * NKINDS);
     tcase_add_loop_test(tc, a_lane_whose_rhs_fails_leaves_the_lockstep_adjoint_alone, 0,
+                        2);
+    tcase_add_loop_test(tc, a_failing_integral_term_fails_its_lane_alone_in_lockstep, 0,
                         2);
     return s;
 }

@@ -110,7 +110,18 @@ static int integrand(adj *a, int64_t b, double t, const double *y, double *q)
                              L->p + b * L->np, q, a->dq, a->dq + L->n);
 }
 
-/* The forward problem's quadrature: its user data is the block. */
+/* Lane b's integral term failed for good (its NaN retries spent, or < 0):
+ * it leaves the block alone and the block's callbacks go on. */
+static void integrand_failed(ot__lockstep *L, int64_t b)
+{
+    ot__lockstep_lane_fails(L, b, OT_ERR_CALLBACK, L->cb.msg);
+    L->cb.failed = 0;
+    L->cb.nan_count = 0;
+    L->cb.msg[0] = '\0';
+}
+
+/* The forward problem's quadrature: its user data is the block. A retry
+ * (> 0) is the block's; a lane whose integrand fails leaves it. */
 static int quad_f(sunrealtype t, N_Vector y, N_Vector yQdot, void *ud)
 {
     ot__lockstep *L = ud;
@@ -122,8 +133,12 @@ static int quad_f(sunrealtype t, N_Vector y, N_Vector yQdot, void *ud)
         q[b] = 0;
         const int rc =
             L->stopped[b] ? 0 : integrand(a, b, t, N_VGetArrayPointer(y), &q[b]);
-        if (rc != 0)
+        if (rc > 0)
             return rc;
+        if (rc < 0) {
+            integrand_failed(L, b);
+            q[b] = 0;
+        }
     }
     return 0;
 }
@@ -140,10 +155,15 @@ static int rhs_b(sunrealtype t, N_Vector y, N_Vector yB, N_Vector yBdot, void *u
     for (int64_t b = 0; rc == 0 && b < L->nbatch; b++) {
         ot__adj_rhs(a->J + b * n * n, lam + b * n, out + b * n, n);
         double q;
-        if (!L->plan->loss.integrand || L->stopped[b] ||
-            (rc = integrand(a, b, t, yd, &q)))
+        if (!L->plan->loss.integrand || L->stopped[b])
             continue;
-        for (int64_t j = 0; j < n; j++)
+        if ((rc = integrand(a, b, t, yd, &q)) < 0) { /* this lane alone */
+            integrand_failed(L, b);
+            memset(out + b * n, 0, (size_t)n * sizeof *out);
+            rc = 0;
+            continue;
+        }
+        for (int64_t j = 0; rc == 0 && j < n; j++)
             out[b * n + j] -= a->dq[j];
     }
     return rc;
