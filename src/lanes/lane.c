@@ -266,15 +266,10 @@ ot__unit *ot__lanes_unit(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
 {
     ot__unit *u = &w->unit;
     ot__run_unit_init(u, &lane_ops, w, w->plan, sk, &w->ig, &w->cb, b, 1, w->LS != NULL);
-    u->stopped = &w->lane_state;
-    u->rootsfound = w->rootsfound;
-    u->p = w->pbuf;
-    u->at = &w->lane_at;
-    u->next = &w->lane_next;
-    u->knext = &w->lane_knext;
-    u->scratch = w->plan->kind == OT__STEPS ? w->ev_scratch : NULL;
-    u->before = &w->before;
-    u->steps = &w->steps;
+    ot__run_unit_arrays(u, &w->lane_state, w->rootsfound, w->pbuf, &w->lane_at,
+                        &w->lane_next, &w->lane_knext,
+                        w->plan->kind == OT__STEPS ? w->ev_scratch : NULL, &w->before,
+                        &w->steps);
     u->t_restart = w->t_restart;
     w->lane_state = OT__LANE_RUNNING;
     return u;

@@ -229,15 +229,8 @@ static int block_unit(ot__lockstep *L, const ot__sink *sk)
     ot__run_unit_init(u, &block_ops, L, pl, sk, &L->ig, &L->cb, L->lane0, L->nbatch,
                       L->LS != NULL);
     u->report = 1;
-    u->stopped = L->stopped;
-    u->rootsfound = L->rootsfound;
-    u->p = L->p;
-    u->at = L->at;
-    u->next = L->next;
-    u->knext = L->knext;
-    u->scratch = L->scratch;
-    u->before = &L->before;
-    u->steps = r;
+    ot__run_unit_arrays(u, L->stopped, L->rootsfound, L->p, L->at, L->next, L->knext,
+                        L->scratch, &L->before, r);
     u->t_restart = pl->t0;
     u->nfailed = nfailed;
     return OT_OK;

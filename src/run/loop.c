@@ -60,6 +60,21 @@ void ot__run_unit_init(ot__unit *u, const ot__unit_ops *ops, void *mode,
     u->t_restart = ot__plan_t0(plan, lane0);
 }
 
+void ot__run_unit_arrays(ot__unit *u, unsigned char *stopped, int *rootsfound, double *p,
+                         int64_t *at, int64_t *next, int64_t *knext, double *scratch,
+                         ot_lane_stats *before, ot__record *steps)
+{
+    u->stopped = stopped;
+    u->rootsfound = rootsfound;
+    u->p = p;
+    u->at = at;
+    u->next = next;
+    u->knext = knext;
+    u->scratch = scratch;
+    u->before = before;
+    u->steps = steps;
+}
+
 void ot__run_keep_counters(ot__unit *u)
 {
     ot_lane_stats s;

@@ -114,6 +114,11 @@ void ot__run_unit_init(ot__unit *u, const ot__unit_ops *ops, void *mode,
                        const ot__plan *plan, const ot__sink *sink, ot__ig *ig, ot__cb *cb,
                        int64_t lane0, int64_t k, int has_ls);
 
+/* The unit's arrays, the mode's (see struct ot__unit). */
+void ot__run_unit_arrays(ot__unit *u, unsigned char *stopped, int *rootsfound, double *p,
+                         int64_t *at, int64_t *next, int64_t *knext, double *scratch,
+                         ot_lane_stats *before, ot__record *steps);
+
 /* The dense (and sensitivity) loop: every output time of the unit's lanes,
  * stops and roots on the way. Counts, roots, final times and failures go
  * into the sink's solution. The unit starts at u->t_restart. */
