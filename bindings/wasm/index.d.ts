@@ -14,7 +14,8 @@ export type NumericArray = Float64Array | Float32Array | number[] | readonly num
 
 /** Return value of a callback: nothing (undefined, null) or 0 = ok, > 0 =
  * recoverable (the solver retries with a smaller step), < 0 = stop the lane
- * (lockstep: the batch). Throwing also stops it, and the exception is
+ * (lockstep: the call is made again lane by lane, and each lane whose own
+ * call fails leaves its block; the others go on). Throwing also stops it, and the exception is
  * reported; so does returning NaN or anything else (a TypeError: results are
  * written in place, never returned), and returning a number that the
  * callback also wrote into its output (the expression-bodied arrow

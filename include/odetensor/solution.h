@@ -46,7 +46,10 @@ typedef struct ot_lane_stats {
  * (lanes mode: each lane bit for bit its solve alone; lockstep: a block
  * steps through the union of its lanes' times). nbatch is the lane count of
  * y0 or params (1 if both are one lane); one-lane inputs are broadcast.
- * Values must be finite.
+ * Values must be finite: a non-finite value in one lane's own column of y0
+ * or params fails that lane alone (OT_ERR_VALUE, the message naming the
+ * argument and element; the other lanes are bit for bit a solve without
+ * it), one in a broadcast input (or on CUDA) refuses the call.
  * Ownership: on OT_OK and OT_ERR_LANES_FAILED, *out is the caller's, freed
  * with ot_solution_free(); on any other status *out is untouched.
  * @return OT_OK; OT_ERR_LANES_FAILED when some lanes failed (read them with
