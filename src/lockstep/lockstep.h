@@ -173,11 +173,11 @@ sunrealtype *ot__lockstep_block_data(SUNMatrix A);
 SUNLinearSolver ot__lockstep_block_solver_new(sunindextype n, sunindextype nbatch,
                                               SUNContext ctx);
 
-/* The user's rhs (explicit: an IMEX split's explicit part) of every lane
+/* The user's rhs (explicit_part: an IMEX split's explicit part) of every lane
  * at (t, y, p) into dydt [n, nbatch], with lockstep's rules: stopped lanes
  * zero, a lane whose rhs fails leaves the block (alone.c). Returns the
  * integrator's code. */
-int ot__lockstep_call_rhs(ot__lockstep *L, int explicit, double t, const double *y,
+int ot__lockstep_call_rhs(ot__lockstep *L, int explicit_part, double t, const double *y,
                           const double *p, double *dydt);
 
 /* The CPU backend's CVODE callbacks (callbacks.c). */
