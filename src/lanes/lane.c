@@ -97,16 +97,8 @@ static int lane_start(ot__lanes_worker *w, int64_t b)
 int ot__lanes_call_out(ot__lanes_worker *w, double t, const double *y, ot_view p,
                        double *o)
 {
-    const ot_ode *ode = w->plan->ode;
-    int rc = ode->out(t, ot__view_compact(y, w->n, 1), p,
-                      ot__view_mut_compact(o, ode->nout, 1), ode->user);
-    if (rc != 0) {
-        ot__cb_returned(&w->cb, "out", rc, t, OT__CB_FINAL);
-        return OT_ERR_CALLBACK;
-    }
-    if (ot__cb_finite(&w->cb, "out", "o", o, ode->nout, 1, w->lane, t, OT__CB_FINAL) != 0)
-        return OT_ERR_CALLBACK;
-    return OT_OK;
+    return ot__run_call_out(w->plan->ode, &w->cb, w->lane, t, y,
+                            (const double *)p.layout.data, o);
 }
 
 /* Output sensitivity j: central difference of out along (s_j, e_j), or
@@ -217,10 +209,9 @@ static double *host_state(ot__unit *u, N_Vector y)
     return w->yp_scratch;
 }
 
-static int reinit(ot__unit *u, double t, N_Vector y, double *host)
+static int reinit(ot__unit *u, double t, double *host)
 {
     ot__lanes_worker *w = u->mode;
-    (void)y;
     N_VSetArrayPointer(host, w->y0);
     w->y_restart = host;
     w->t_restart = t;

@@ -1,9 +1,9 @@
 /* Lockstep mode: a block as the run loop's unit (run/unit.h), and the
  * block's entry. One CVODE(S) or ARKStep runs over a vector of length
- * n * nbatch laid out [n, nbatch]. A callback failure or a solver failure
- * stops the whole batch (every lane still running gets the status and
- * message); a root stops its own lane only, which then stands still (zero
- * derivative) while the others go on. The backend (cpu.c, or src/cuda/)
+ * n * nbatch laid out [n, nbatch]. A lane that fails (alone.c, and blame
+ * below) or stops at a root leaves the block and stands still (zero
+ * derivative) while the others go on; only a failure no lane explains
+ * stops the whole batch. The backend (cpu.c, or src/cuda/)
  * owns the vectors, the linear algebra, the callbacks and the data movement
  * into the outputs; solve.c pads and gathers them. */
 #include <cvodes/cvodes.h>
@@ -69,10 +69,9 @@ static double *host_state(ot__unit *u, N_Vector y)
  * the restart state while yout takes the next outputs: resume needs it when
  * the integrator fails before its first step from there. L->y, the state
  * at t0, is the integrator's own and never written. */
-static int reinit(ot__unit *u, double t, N_Vector y, double *host)
+static int reinit(ot__unit *u, double t, double *host)
 {
     ot__lockstep *L = u->mode;
-    (void)y;
     if (L->yr == NULL && (L->yr = ot__nv_clone(L->y)) == NULL)
         return CV_MEM_FAIL;
     memcpy(N_VGetArrayPointer(L->yr), host, (size_t)(L->n * L->nbatch) * sizeof *host);
@@ -231,7 +230,6 @@ static int block_unit(ot__lockstep *L, const ot__sink *sk)
     u->report = 1;
     ot__run_unit_arrays(u, L->stopped, L->rootsfound, L->p, L->at, L->next, L->knext,
                         L->scratch, &L->before, r);
-    u->t_restart = pl->t0;
     u->nfailed = nfailed;
     return OT_OK;
 }

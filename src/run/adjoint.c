@@ -6,10 +6,9 @@
 #include "run/adjoint.h"
 #include "solve/adjoint.h"
 #include "solve/advance.h"
-#include "tensor/tensor_impl.h"
 
 /* out of one lane for its loss, checked into that lane's own callback
- * state: a [rows, 1] call in every mode. */
+ * state (ot__run_call_out). */
 typedef struct {
     const ot_ode *ode;
     ot__cb *cb;
@@ -19,25 +18,7 @@ typedef struct {
 static int out_one(void *ctx, double t, const double *y, const double *p, double *o)
 {
     const out_call *c = ctx;
-    const ot_ode *ode = c->ode;
-    const int rc =
-        ode->out(t, ot__view_compact(y, ode->n, 1), ot__view_compact(p, ode->np, 1),
-                 ot__view_mut_compact(o, ode->nout, 1), ode->user);
-    if (rc != 0) {
-        ot__cb_returned(c->cb, "out", rc, t, OT__CB_FINAL);
-        return OT_ERR_CALLBACK;
-    }
-    return ot__cb_finite(c->cb, "out", "o", o, ode->nout, 1, c->lane, t, OT__CB_FINAL)
-               ? OT_ERR_CALLBACK
-               : OT_OK;
-}
-
-static int any_running(const ot__unit *u)
-{
-    for (int64_t b = 0; b < u->k; b++)
-        if (u->stopped[b] == OT__LANE_RUNNING)
-            return 1;
-    return 0;
+    return ot__run_call_out(c->ode, c->cb, c->lane, t, y, p, o);
 }
 
 /* CVodeF to each output time, the outputs stored, each running lane's loss
@@ -89,7 +70,7 @@ static int forward(ot__unit *u, ot__run_adj *a)
             if (st != OT_OK)
                 ot__run_lane_fails(u, b, st, cb.msg);
         }
-        if (!any_running(u))
+        if (ot__run_all_stopped(u))
             return 0;
     }
     return 1;

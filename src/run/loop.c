@@ -11,10 +11,11 @@
 #include "solve/cv_setup.h"
 #include "solve/events.h"
 #include "solve/progress.h"
+#include "tensor/tensor_impl.h"
 
 /* ---- The unit's lanes ------------------------------------------------------ */
 
-static int all_stopped(const ot__unit *u)
+int ot__run_all_stopped(const ot__unit *u)
 {
     for (int64_t b = 0; b < u->k; b++)
         if (u->stopped[b] == OT__LANE_RUNNING)
@@ -75,6 +76,21 @@ void ot__run_unit_arrays(ot__unit *u, unsigned char *stopped, int *rootsfound, d
     u->steps = steps;
 }
 
+int ot__run_call_out(const ot_ode *ode, ot__cb *cb, int64_t lane, double t,
+                     const double *y, const double *p, double *o)
+{
+    const int rc =
+        ode->out(t, ot__view_compact(y, ode->n, 1), ot__view_compact(p, ode->np, 1),
+                 ot__view_mut_compact(o, ode->nout, 1), ode->user);
+    if (rc != 0) {
+        ot__cb_returned(cb, "out", rc, t, OT__CB_FINAL);
+        return OT_ERR_CALLBACK;
+    }
+    return ot__cb_finite(cb, "out", "o", o, ode->nout, 1, lane, t, OT__CB_FINAL)
+               ? OT_ERR_CALLBACK
+               : OT_OK;
+}
+
 void ot__run_keep_counters(ot__unit *u)
 {
     ot_lane_stats s;
@@ -83,12 +99,12 @@ void ot__run_keep_counters(ot__unit *u)
     ot__cv_stats_add(u->before, &s);
 }
 
-/* Restarts the unit at t from host (y's state, maybe changed by handlers):
+/* Restarts the unit at t from host (its state, maybe changed by handlers):
  * order 1, a new step, the counters kept. 0, or -1 when the unit failed. */
-static int restart(ot__unit *u, double t, N_Vector y, double *host)
+static int restart(ot__unit *u, double t, double *host)
 {
     ot__run_keep_counters(u);
-    if (u->ops->reinit(u, t, y, host) != CV_SUCCESS) {
+    if (u->ops->reinit(u, t, host) != CV_SUCCESS) {
         ot__run_unit_fails(u, OT_ERR_SOLVER, t, u->cb->cv_msg, 1);
         return -1;
     }
@@ -112,7 +128,7 @@ static int fail_or_go_on(ot__unit *u, int flag, double tcur, const char *what)
     ot__run_lane_fails(u, b, status, msg);
     if (u->ops->stopped_changed)
         u->ops->stopped_changed(u);
-    if (all_stopped(u))
+    if (ot__run_all_stopped(u))
         return 0;
     ot__run_keep_counters(u);
     if (u->ops->resume(u, tcur) != CV_SUCCESS) {
@@ -199,11 +215,11 @@ static int take_roots(ot__unit *u, double t, N_Vector y, int at_output)
     }
     if (left && u->ops->stopped_changed)
         u->ops->stopped_changed(u);
-    if (!changed_any || all_stopped(u))
+    if (!changed_any || ot__run_all_stopped(u))
         return 0;
     const int differs =
         u->scratch && memcmp(u->scratch, yd, (size_t)(n * u->k) * sizeof *yd) != 0;
-    return restart(u, t, y, yd) != 0 ? -1 : 1 + differs;
+    return restart(u, t, yd) != 0 ? -1 : 1 + differs;
 }
 
 /* Integrates the unit to target (its state there in *y; output i, or an
@@ -249,7 +265,7 @@ static int reach(ot__unit *u, double target, int exact, int64_t i, N_Vector *y)
         const int rc = take_roots(u, tret, dst, i >= 0 && tret == target);
         if (rc < 0)
             return -1;
-        if (all_stopped(u))
+        if (ot__run_all_stopped(u))
             return 0;
         if (tret == target) { /* the root was at target: the state after it */
             *y = rc > 0 ? u->ops->restart_state(u, dst) : dst;
@@ -288,9 +304,9 @@ static int take_stops(ot__unit *u, double t, N_Vector y, double last)
     }
     if (left && u->ops->stopped_changed)
         u->ops->stopped_changed(u);
-    if (!taken || all_stopped(u))
-        return all_stopped(u) ? 0 : 1;
-    if (restart(u, t, y, yd) != 0)
+    if (!taken || ot__run_all_stopped(u))
+        return ot__run_all_stopped(u) ? 0 : 1;
+    if (restart(u, t, yd) != 0)
         return -1;
     if (last > t)
         ot__ig_set_stop_time(u->ig, last);
@@ -410,8 +426,9 @@ void ot__run_dense(ot__unit *u)
         y = u->ops->restart_state(u, u->ops->target(u, OT__TARGET_STOP));
         r = take_stops(u, stops[ks], y, last);
     }
-    for (int64_t i = 0;
-         r == 1 && i < nts && !all_stopped(u) && !ot__progress_cancelled(pl->prog); i++) {
+    for (int64_t i = 0; r == 1 && i < nts && !ot__run_all_stopped(u) &&
+                        !ot__progress_cancelled(pl->prog);
+         i++) {
         const double tout = times[i];
         /* Stops up to and at tout: an output at a stop shows the state after. */
         for (; r == 1 && ks < nus && stops[ks] <= tout; ks++)
@@ -469,7 +486,8 @@ void ot__run_steps(ot__unit *u)
     else
         count_steps(u, t);
     ot__ig_set_stop_time(u->ig, pl->t_final);
-    while (!all_stopped(u) && t < pl->t_final && !ot__progress_cancelled(pl->prog)) {
+    while (!ot__run_all_stopped(u) && t < pl->t_final &&
+           !ot__progress_cancelled(pl->prog)) {
         report(u, (t - pl->t0) / (pl->t_final - pl->t0));
         if (u->steps->count > pl->step_limit) {
             /* As CVODE's own max_steps failure: blamed on a callback that
@@ -504,7 +522,7 @@ void ot__run_steps(ot__unit *u)
         if (rc < 0)
             break;
         /* A state a handler changed is a second step at the same time. */
-        if (rc == 2 && !all_stopped(u)) {
+        if (rc == 2 && !ot__run_all_stopped(u)) {
             y = u->ops->restart_state(u, u->ops->target(u, OT__TARGET_STEP));
             if ((st = record_step(u, t, y)) != OT_OK) {
                 ot__run_unit_fails(u, st, t, u->cb->msg, 0);

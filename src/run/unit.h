@@ -51,10 +51,10 @@ typedef struct {
      * (NULL hook: the mode cannot show handlers the state; roots only stop
      * lanes there). */
     double *(*host_state)(ot__unit *u, N_Vector y);
-    /* Restarts the integrator at t from host (the state host_state gave for
-     * y, maybe changed by handlers): afterwards restart_state gives it.
+    /* Restarts the integrator at t from host (the state host_state gave,
+     * maybe changed by handlers): afterwards restart_state gives it.
      * Returns the integrator's flag. */
-    int (*reinit)(ot__unit *u, double t, N_Vector y, double *host);
+    int (*reinit)(ot__unit *u, double t, double *host);
     /* Stores output u->at[b] from state y at t for every lane b with
      * u->at[b] >= 0 (outputs, sensitivities, out's rows). OT_OK, or a
      * status with the message in u->cb->msg. */
@@ -132,6 +132,12 @@ void ot__run_steps(ot__unit *u);
  * past its own last output is done. OT_OK, or the emit's status (the
  * unit's running lanes then failed). */
 int ot__run_emit(ot__unit *u, int64_t i, double t, N_Vector y, int shared);
+/* Whether every lane of the unit has stopped (root, done or failed). */
+int ot__run_all_stopped(const ot__unit *u);
+/* out of one lane (its [n, 1] and [np, 1] columns) into o [nout], checked
+ * into cb (lane: for messages): OT_OK or OT_ERR_CALLBACK. */
+int ot__run_call_out(const ot_ode *ode, ot__cb *cb, int64_t lane, double t,
+                     const double *y, const double *p, double *o);
 /* Lane b fails alone with status and msg; it stands still from now on. */
 void ot__run_lane_fails(ot__unit *u, int64_t b, int status, const char *msg);
 /* Every running lane fails (ops->fail). */
