@@ -26,18 +26,7 @@ static int first_state(double t, ot_view y, ot_view p, ot_view_mut g, void *u)
 
 /* A ball: h' = v, v' = -9.81; the root h = 0 on the way down; the handler
  * reverses v with restitution p[0] (0.8). */
-static const double G = 9.81;
-
-static int ball_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
-{
-    (void)t, (void)p, (void)u;
-    for (int64_t b = 0; b < ST_LANES(y); b++) {
-        double *F = ot_view_mut_col_f64(f, b, 0);
-        F[0] = ot_view_col_f64(y, b, 0)[1];
-        F[1] = -G;
-    }
-    return 0;
-}
+/* st_ball_rhs (solve_common.h): v' = -ST_G. */
 
 static int bounce(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p, void *u)
 {
@@ -49,15 +38,15 @@ static int bounce(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p
 }
 
 /* A ball dropped from h0 at rest bounces (k from 0) at
- * t_k = t_0 + sum_{j < k} 2 e^{j+1} v_0 / G, v_0 = G t_0, t_0 = sqrt(2 h0 / G),
+ * t_k = t_0 + sum_{j < k} 2 e^{j+1} v_0 / ST_G, v_0 = ST_G t_0, t_0 = sqrt(2 h0 / ST_G),
  * and would bounce without end by T = t_0 (1 + e) / (1 - e). */
 static double bounce_time(double h0, double e, int k)
 {
-    const double t0 = sqrt(2 * h0 / G), v0 = G * t0;
+    const double t0 = sqrt(2 * h0 / ST_G), v0 = ST_G * t0;
     double t = t0, ej = 1;
     for (int j = 0; j < k; j++) {
         ej *= e;
-        t += 2 * ej * v0 / G;
+        t += 2 * ej * v0 / ST_G;
     }
     return t;
 }
@@ -73,7 +62,7 @@ static ot_ode *ball_ode(int lockstep, int threads, ot_method method)
 {
     static const int falling = OT_ROOT_FALLING, handle = OT_EVENT_HANDLE;
     ot_ode *ode = NULL;
-    ck_assert_status(ot_ode_new(&ode, 2, 1, ball_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_new(&ode, 2, 1, st_ball_rhs, NULL), OT_OK, NULL);
     ck_assert_status(ot_ode_set_mode(ode, lockstep ? OT_LOCKSTEP : OT_LANES), OT_OK,
                      NULL);
     ck_assert_status(ot_ode_set_threads(ode, threads), OT_OK, NULL);
@@ -97,7 +86,7 @@ static double ball_e(int b) { return 0.7 + 0.02 * b; }
 static double ball_h0(int b)
 {
     const double e = ball_e(b), t0 = T_END * (1 - e) / (1 + e);
-    return G * t0 * t0 / 2;
+    return ST_G * t0 * t0 / 2;
 }
 
 /* Every lane: at least 20 bounces with their analytic times and velocities. */
@@ -218,7 +207,7 @@ START_TEST(a_handler_changes_the_state_and_the_lane_goes_on)
                     *eb = ot_solution_event_tensor(s, OT_EVENT_BEFORE),
                     *ea = ot_solution_event_tensor(s, OT_EVENT_AFTER);
     for (int b = 0; b < NBALL; b++) {
-        const double h0 = ball_h0(b), e = ball_e(b), v0 = sqrt(2 * G * h0);
+        const double h0 = ball_h0(b), e = ball_e(b), v0 = sqrt(2 * ST_G * h0);
         const int64_t c = ot_solution_lane_event_count(s, b);
         ck_assert_int_ge(c, BOUNCES);
         double ek = 1;

@@ -234,19 +234,6 @@ END_TEST
 
 /* ---- Bouncing balls with their own output times ---------------------------- */
 
-static const double G = 9.81;
-
-static int ball_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
-{
-    (void)t, (void)p, (void)u;
-    for (int64_t b = 0; b < ST_LANES(y); b++) {
-        double *F = ot_view_mut_col_f64(f, b, 0);
-        F[0] = ot_view_col_f64(y, b, 0)[1];
-        F[1] = -G;
-    }
-    return 0;
-}
-
 /* Restitution p[0]. */
 static int ball_bounce(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p,
                        void *u)
@@ -275,7 +262,7 @@ START_TEST(bouncing_balls_bounce_only_within_their_own_times)
         t[NT * b + 2] = end;
     }
     ot_ode *ode = NULL;
-    ck_assert_status(ot_ode_new(&ode, 2, 1, ball_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_new(&ode, 2, 1, st_ball_rhs, NULL), OT_OK, NULL);
     ck_assert_status(ot_ode_set_mode(ode, _i ? OT_LOCKSTEP : OT_LANES), OT_OK, NULL);
     ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
     ck_assert_status(ot_ode_set_atol(ode, 1e-12), OT_OK, NULL);
@@ -287,13 +274,13 @@ START_TEST(bouncing_balls_bounce_only_within_their_own_times)
     ck_assert_status(
         ot_solve_dense(ode, st_vec(y0, 2), st_mat(e, 1, NB), st_mat(t, NT, NB), &s),
         OT_OK, NULL);
-    const double t0 = sqrt(2.0 / G);
+    const double t0 = sqrt(2.0 / ST_G);
     for (int b = 0; b < NB; b++) {
         double want[64];
         int64_t count = 0;
         for (double tk = t0, ek = e[b]; tk < t[NT * b + 2] && count < 64; ek *= e[b]) {
             want[count++] = tk;
-            tk += 2 * ek * G * t0 / G;
+            tk += 2 * ek * ST_G * t0 / ST_G;
         }
         ck_assert_int_eq(ot_solution_lane_status(s, b), OT_OK);
         assert_events(s, b, count, want, 1e-7);

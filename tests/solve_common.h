@@ -116,6 +116,21 @@ static inline int st_sine_rhs(double t, ot_view y, ot_view p, ot_view_mut f, voi
     return 0;
 }
 
+/* ---- A falling ball: h' = v, v' = -ST_G (params unused here) ------------- */
+
+static const double ST_G = 9.81;
+
+static inline int st_ball_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
+{
+    (void)t, (void)p, (void)u;
+    for (int64_t b = 0; b < ST_LANES(y); b++) {
+        double *F = ot_view_mut_col_f64(f, b, 0);
+        F[0] = ot_view_col_f64(y, b, 0)[1];
+        F[1] = -ST_G;
+    }
+    return 0;
+}
+
 /* ---- Decay: y_i' = -(i + 1) k y_i, n = 2, params (k, ...) ----------------- */
 
 static inline int st_decay_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
