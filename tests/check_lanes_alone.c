@@ -225,6 +225,64 @@ START_TEST(a_failing_integral_term_fails_its_lane_alone_in_lockstep)
 }
 END_TEST
 
+/* ---- A lane that stopped is no longer checked ------------------------------ */
+
+/* y' = -p[0] y... here simply y' = -p[0], root y = 0.2 (stop), and an out
+ * function that is NaN below y = 0.25: lane 0 (p = 1) stops at t = 0.8, its
+ * state frozen at 0.2 where out is NaN; lane 1 (p = 0.1) runs on. */
+static int slope_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
+{
+    (void)t, (void)y, (void)u;
+    for (int64_t b = 0; b < ST_LANES(p); b++)
+        ot_view_mut_col_f64(f, b, 0)[0] = -ot_view_col_f64(p, b, 0)[0];
+    return 0;
+}
+
+static int at_fifth(double t, ot_view y, ot_view p, ot_view_mut g, void *u)
+{
+    (void)t, (void)p, (void)u;
+    for (int64_t b = 0; b < ST_LANES(y); b++)
+        ot_view_mut_col_f64(g, b, 0)[0] = ot_view_col_f64(y, b, 0)[0] - 0.2;
+    return 0;
+}
+
+static int nan_below_quarter(double t, ot_view y, ot_view p, ot_view_mut o, void *u)
+{
+    (void)t, (void)p, (void)u;
+    for (int64_t b = 0; b < ST_LANES(y); b++) {
+        const double v = ot_view_col_f64(y, b, 0)[0];
+        ot_view_mut_col_f64(o, b, 0)[0] = v >= 0.25 ? v : NAN;
+    }
+    return 0;
+}
+
+/* Both modes: lane 0 keeps OT_OK, its root and its 2 outputs; out of its
+ * frozen state after the stop is nobody's output and fails nothing. */
+START_TEST(a_lane_stopped_at_a_root_is_not_failed_by_later_outputs)
+{
+    double y0 = 1, p[2] = {1, 0.1}, t[5] = {0, 0.5, 1, 1.5, 2};
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 1, 1, slope_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_mode(ode, _i ? OT_LOCKSTEP : OT_LANES), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_roots(ode, 1, at_fifth), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_out(ode, 1, nan_below_quarter), OT_OK, NULL);
+    ot_solution *s = NULL;
+    ck_assert_status(
+        ot_solve_dense(ode, st_vec(&y0, 1), st_mat(p, 1, 2), st_vec(t, 5), &s), OT_OK,
+        NULL);
+    int root = -1;
+    double when = 0;
+    ot_solution_lane_root(s, 0, &root, &when);
+    ck_assert_int_eq(root, 0);
+    ck_assert_double_eq_tol(when, 0.8, 1e-8);
+    ck_assert_int_eq(ot_solution_lane_count(s, 0), 2);
+    ck_assert_int_eq(ot_solution_lane_count(s, 1), 5);
+    ck_assert_double_eq_tol(st_y(s, 0, 4, 1), 0.8, 1e-8);
+    ot_solution_free(s);
+    ot_ode_free(ode);
+}
+END_TEST
+
 Suite *lanes_alone_suite(void)
 {
     Suite *s = suite_create("lanes_alone");
@@ -233,6 +291,8 @@ Suite *lanes_alone_suite(void)
     tcase_add_loop_test(tc, a_lane_whose_rhs_fails_leaves_the_lockstep_adjoint_alone, 0,
                         2);
     tcase_add_loop_test(tc, a_failing_integral_term_fails_its_lane_alone_in_lockstep, 0,
+                        2);
+    tcase_add_loop_test(tc, a_lane_stopped_at_a_root_is_not_failed_by_later_outputs, 0,
                         2);
     return s;
 }

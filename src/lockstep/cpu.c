@@ -131,8 +131,11 @@ static int call_out(ot__lockstep *L, double t, const double *y, const double *p,
     ot__lockstep_cb_call c = {L->plan->ode->out, t, y, p, o, L->rows, 0};
     if (ot__lockstep_call(L, "out", t, OT__CB_FINAL, ot__lockstep_run_call, &c) < 0)
         return OT_ERR_CALLBACK;
-    for (int64_t b = 0; b < L->nbatch; b++) /* a failed lane's state is no output */
-        if (L->stopped[b] == OT__LANE_FAILED)
+    /* A lane that stopped, unless this output is still its own (it stopped
+     * at a root at this output time), has no output here: its column is
+     * nobody's and is not checked (a frozen state may make out NaN). */
+    for (int64_t b = 0; b < L->nbatch; b++)
+        if (L->stopped[b] != OT__LANE_RUNNING && !(L->at && L->at[b] >= 0))
             memset(o + b * L->rows, 0, (size_t)L->rows * sizeof *o);
     return ot__lockstep_isolate_nonfinite(L, "out", "o", o, L->rows, t, OT__CB_FINAL) < 0
                ? OT_ERR_CALLBACK
