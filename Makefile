@@ -90,14 +90,14 @@ LDLIBS_CORE := $(SUNDIALS_LIBS) -lm -pthread
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
-LIB_SRC := src/core/error.c \
+LIB_SRC := src/core/error.c src/core/memory.c \
            src/tensor/layout.c src/tensor/view.c src/tensor/tensor.c \
            src/dlpack/dlpack.c \
            src/ode/ode.c \
            src/ode/ode_info.c \
-           src/solve/solve.c src/solve/solvers.c src/solve/plan.c src/solve/size_limits.c \
-           src/solve/solution.c src/solve/output.c src/solve/callback.c src/solve/cv_setup.c \
-           src/solve/advance.c src/solve/integ.c src/solve/progress.c src/solve/events.c src/solve/pool.c src/solve/sens.c src/solve/adjoint.c \
+           src/entry/solve.c src/entry/solvers.c src/entry/plan.c src/entry/size_limits.c \
+           src/solution/solution.c src/solution/output.c src/kit/callback.c src/kit/cv_setup.c \
+           src/kit/advance.c src/kit/integ.c src/kit/progress.c src/kit/events.c src/kit/pool.c src/kit/sens.c src/kit/adjoint.c \
            src/run/loop.c src/run/adjoint.c \
            src/lanes/lanes.c src/lanes/worker.c src/lanes/lane.c src/lanes/adjoint.c \
            src/lockstep/setup.c src/lockstep/loops.c src/lockstep/cpu.c src/lockstep/callbacks.c src/lockstep/alone.c \

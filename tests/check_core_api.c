@@ -1,4 +1,4 @@
-/* The core's small internal API (src/ode/ode_info.h, src/solve/solve_api.h)
+/* The core's small internal API (src/ode/ode_info.h, src/entry/solve_api.h)
  * that libodetensor_mpi uses instead of the private structs, and the solver
  * table that picks a solver from a problem. */
 #include <math.h>
@@ -11,7 +11,7 @@
 #include "core/test_hooks.h"
 #include "ode/ode_info.h"
 #include "solve/solve.h"
-#include "solve/solve_api.h"
+#include "entry/solve_api.h"
 
 static uint64_t fingerprint(const ot_ode *ode)
 {

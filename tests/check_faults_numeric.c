@@ -25,7 +25,7 @@ static const int KINDS[] = {F_RHS_NEG,  F_RHS_POS, F_RHS_POS_ONCE, F_RHS_NAN, F_
 enum { NKINDS = sizeof KINDS / sizeof *KINDS, L1 = 12, F1 = 5 };
 
 /* The message detail both modes give: which element of which lane was
- * written NaN or Inf (one rule, solve/callback.c). */
+ * written NaN or Inf (one rule, kit/callback.c). */
 static const char *fault_detail(int code)
 {
     switch (code) {

@@ -19,7 +19,7 @@ void ot__lockstep_plain_norm(int plain);
  * the own kernel (1), or the kernel again (0). CUDA builds only. */
 void ot__cuda_use_cublas(int on);
 
-/* Size limits (solve/size_limits.c): a memory limit to use instead of the
+/* Size limits (entry/size_limits.c): a memory limit to use instead of the
  * machine's (0 restores it), and the total the last size check computed (0
  * before any). */
 void ot__size_set_limit(uint64_t bytes);

@@ -1,5 +1,5 @@
 /* Private: the CUDA lockstep solver's entries in the solver table
- * (solve/solvers.c). A build without the backend links src/cuda/none.c,
+ * (entry/solvers.c). A build without the backend links src/cuda/none.c,
  * whose versions refuse with OT_ERR_NO_CUDA; `make cuda` links the rest of
  * src/cuda/. */
 #ifndef OT_SRC_CUDA_BACKEND_H

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "cuda/cuda_impl.h"
-#include "solve/sun_compat.h"
+#include "kit/sun_compat.h"
 
 namespace
 {

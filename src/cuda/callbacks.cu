@@ -1,6 +1,6 @@
 /* CVODE callbacks of the CUDA lockstep backend: user callbacks run once for
  * all lanes on device views; difference quotients perturb every lane at once
- * with kernels. The failure rules are solve/callback.c's; what is CUDA's
+ * with kernels. The failure rules are kit/callback.c's; what is CUDA's
  * own is a launch error a callback leaves behind. */
 #include <cvodes/cvodes.h>
 #include <stdio.h>

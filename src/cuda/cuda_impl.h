@@ -9,7 +9,7 @@
 #include <nvector/nvector_cuda.h>
 
 #include "lockstep/lockstep.h"
-#include "solve/dq.h"
+#include "kit/dq.h"
 
 /* Device-side state of one lockstep solve, L->dev. Every pointer is device
  * memory owned by the solve (cudaFree in state_free, lockstep_cuda.cu). */
@@ -93,7 +93,7 @@ void ot__cuda_nan_after(void *ys, int f32, const long long *counts, int64_t rows
 cudaError_t ot__cuda_first_nonfinite(const double *v, int64_t count,
                                      unsigned long long *word, int64_t *index,
                                      double *value);
-/* v[0, count) = the unwritten NaN (solve/callback.h), before a callback's
+/* v[0, count) = the unwritten NaN (kit/callback.h), before a callback's
  * first call: a column it leaves is reported by name. */
 void ot__cuda_poison(double *v, int64_t count);
 

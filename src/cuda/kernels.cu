@@ -1,5 +1,5 @@
 /* Small kernels of the CUDA lockstep backend: broadcast, masking, the
- * all-lane difference quotients (increments from solve/dq.h), f32
+ * all-lane difference quotients (increments from kit/dq.h), f32
  * conversion and NaN padding. One thread
  * per lane unless noted; all on the default stream. */
 #include <math.h>

@@ -10,10 +10,10 @@
 #include "cuda/backend.h"
 #include "core/error.h"
 #include "tensor/layout.h"
-#include "solve/nv_clone.h"
+#include "kit/nv_clone.h"
 #include "core/test_hooks.h"
-#include "solve/output.h"
-#include "solve/sun_compat.h"
+#include "solution/output.h"
+#include "kit/sun_compat.h"
 #include "tensor/tensor_impl.h"
 #include "cuda/cuda_impl.h"
 

@@ -1,7 +1,7 @@
 /* Lanes mode: gradients by CVODES' adjoint method, one lane at a time on a
  * worker's CVODES instance. Forward: CVodeF to each output time (CVODES
  * keeps checkpoints), the outputs stored and the loss with its derivatives
- * taken there (solve/adjoint.c). Backward: from the last output time,
+ * taken there (kit/adjoint.c). Backward: from the last output time,
  * lambda' = -J^T lambda with the quadratures q' = -lambda^T df/dp; at each
  * earlier output time the integration stops, lambda jumps by dg_i/dy and
  * the backward problem restarts (CVodeReInitB). */
@@ -19,12 +19,12 @@
 #include "core/alloc.h"
 #include "lanes/worker.h"
 #include "run/adjoint.h"
-#include "solve/adjoint.h"
-#include "solve/advance.h"
-#include "solve/cv_setup.h"
-#include "solve/dq.h"
-#include "solve/sens.h"
-#include "solve/sun_compat.h"
+#include "kit/adjoint.h"
+#include "kit/advance.h"
+#include "kit/cv_setup.h"
+#include "kit/dq.h"
+#include "kit/sens.h"
+#include "kit/sun_compat.h"
 #include "tensor/tensor_impl.h"
 
 /* The worker's adjoint parts. Each scratch array is its own allocation

@@ -6,7 +6,7 @@
 #include "core/error.h"
 #include "lanes/lanes.h"
 #include "lanes/worker.h"
-#include "solve/pool.h"
+#include "kit/pool.h"
 
 static int64_t solve_lane(void *worker, int64_t b)
 {

@@ -1,4 +1,4 @@
-/* Private: the lanes solver's entry in the solver table (solve/solvers.c). */
+/* Private: the lanes solver's entry in the solver table (entry/solvers.c). */
 #ifndef OT_SRC_LANES_LANES_H
 #define OT_SRC_LANES_LANES_H
 

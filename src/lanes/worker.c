@@ -13,18 +13,18 @@
 #include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
 
 #include "core/alloc.h"
-#include "solve/nv_clone.h"
+#include "kit/nv_clone.h"
 #include "core/error.h"
-#include "solve/cv_setup.h"
-#include "solve/integ.h"
-#include "solve/dq.h"
-#include "solve/progress.h"
-#include "solve/sens.h"
-#include "solve/sun_compat.h"
+#include "kit/cv_setup.h"
+#include "kit/integ.h"
+#include "kit/dq.h"
+#include "kit/progress.h"
+#include "kit/sens.h"
+#include "kit/sun_compat.h"
 #include "lanes/worker.h"
 #include "tensor/tensor_impl.h"
 
-/* ---- Callback wrappers: the rules are solve/callback.c's ---------------- */
+/* ---- Callback wrappers: the rules are kit/callback.c's ---------------- */
 
 /* The rhs, or an IMEX split's explicit part (explicit = 1). */
 static int call_rhs(ot__lanes_worker *w, int explicit, sunrealtype t, N_Vector y,
@@ -58,7 +58,7 @@ static int rhs_explicit_wrap(sunrealtype t, N_Vector y, N_Vector ydot, void *ud)
     return call_rhs(ud, 1, t, y, ydot);
 }
 
-/* Without a user Jacobian: CVODE's dense difference quotients (solve/dq.h)
+/* Without a user Jacobian: CVODE's dense difference quotients (kit/dq.h)
  * computed here, bit for bit as cvLsDenseDQJac does, but with no allocation:
  * SUNDIALS' own clones a vector at every evaluation and dereferences the
  * NULL it gets when memory runs out (a SIGSEGV, issue 13). ftemp and the
@@ -181,7 +181,7 @@ static int root_wrap(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
 }
 
 /* With ot_ode_set_dfdp: every sensitivity's rhs at once, J s_j + df/dp_j
- * (solve/sens.h), in place of CVODES' difference quotients. */
+ * (kit/sens.h), in place of CVODES' difference quotients. */
 static int sens_rhs_wrap(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Vector *yS,
                          N_Vector *ySdot, void *ud, N_Vector t1, N_Vector t2)
 {
@@ -261,7 +261,7 @@ static int configure(ot__lanes_worker *w)
         f = f ? f
               : CVodeSetSensParams(cv, w->pbuf, w->pbar,
                                    ode->sens_initial ? w->plist : NULL);
-        /* With derivatives, the tolerances lockstep uses (solve/sens.h),
+        /* With derivatives, the tolerances lockstep uses (kit/sens.h),
          * set for each lane; without, CVODES' own estimate as raw CVODES. */
         if (!f && ode->dfdp && ot__sens_estimated(ode) &&
             (w->atolS = ot__nv_clone_array(ns, w->y, 0)) == NULL)

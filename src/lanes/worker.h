@@ -9,8 +9,8 @@
 #include <sundials/sundials_nvector.h>
 
 #include "run/unit.h"
-#include "solve/callback.h"
-#include "solve/integ.h"
+#include "kit/callback.h"
+#include "kit/integ.h"
 #include "solve/solve.h"
 
 typedef struct {

@@ -4,7 +4,7 @@
  * [n, nbatch] (lambda, with the per-lane norm: every lane meets the
  * tolerance), its Jacobian the block-diagonal matrix of -J_b^T and its
  * quadratures a lane vector [np, nbatch]. The loss, the backward arithmetic
- * and the gradient tensors are solve/adjoint.c's, as in lanes mode. */
+ * and the gradient tensors are kit/adjoint.c's, as in lanes mode. */
 #include <cvodes/cvodes.h>
 #include <float.h>
 #include <math.h>
@@ -16,12 +16,12 @@
 #include "core/alloc.h"
 #include "lockstep/lockstep.h"
 #include "run/adjoint.h"
-#include "solve/adjoint.h"
-#include "solve/advance.h"
-#include "solve/dq.h"
-#include "solve/nv_clone.h"
-#include "solve/sens.h"
-#include "solve/sun_compat.h"
+#include "kit/adjoint.h"
+#include "kit/advance.h"
+#include "kit/dq.h"
+#include "kit/nv_clone.h"
+#include "kit/sens.h"
+#include "kit/sun_compat.h"
 #include "tensor/tensor_impl.h"
 
 /* The block's backward parts; each array its own allocation (callbacks

@@ -9,7 +9,7 @@
 
 #include "core/alloc.h"
 #include "lockstep/lockstep.h"
-#include "solve/sun_compat.h"
+#include "kit/sun_compat.h"
 
 typedef struct {
     sunindextype n, nbatch;

@@ -3,15 +3,15 @@
  * a user Jacobian the blocks come from n rhs calls, each perturbing state j
  * in every lane at once; sensitivities use central differences along
  * (s_j, e_j), also all lanes at once, or with dfdp are J s_j + df/dp_j
- * (solve/sens.h). The failure rules are
- * solve/callback.c's, the increments solve/dq.h's. */
+ * (kit/sens.h). The failure rules are
+ * kit/callback.c's, the increments kit/dq.h's. */
 #include <string.h>
 
 #include <cvodes/cvodes.h>
 
 #include "lockstep/lockstep.h"
-#include "solve/dq.h"
-#include "solve/sens.h"
+#include "kit/dq.h"
+#include "kit/sens.h"
 #include "tensor/tensor_impl.h"
 
 /* A lane stopped by a root stands still: zero derivative. */
@@ -64,7 +64,7 @@ static int rhs_explicit_cb(sunrealtype t, N_Vector y, N_Vector ydot, void *ud)
 }
 
 /* Difference-quotient blocks as CVODE's dense DQ forms them, per lane
- * (solve/dq.h). */
+ * (kit/dq.h). */
 static int dq_jac(ot__lockstep *L, double t, N_Vector y, N_Vector fy, double *a,
                   N_Vector ytmp, N_Vector ftmp)
 {

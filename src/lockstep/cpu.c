@@ -9,11 +9,11 @@
 #include "core/alloc.h"
 #include "core/test_hooks.h"
 #include "lockstep/lockstep.h"
-#include "solve/dq.h"
-#include "solve/nv_clone.h"
-#include "solve/pool.h"
-#include "solve/sens.h"
-#include "solve/sun_compat.h"
+#include "kit/dq.h"
+#include "kit/nv_clone.h"
+#include "kit/pool.h"
+#include "kit/sens.h"
+#include "kit/sun_compat.h"
 #include "tensor/tensor_impl.h"
 
 static _Thread_local int plain_norm;
@@ -248,7 +248,7 @@ static int make_solver(ot__lockstep *L, const ot__plan *pl)
     L->yp = OT__MALLOC(n * nbatch * sizeof *L->yp);
     L->ym = OT__MALLOC(n * nbatch * sizeof *L->ym);
     L->inc = OT__MALLOC(nbatch * sizeof *L->inc);
-    if (pl->kind == OT__SENS && pl->ode->dfdp) { /* solve/sens.h's J and df/dp */
+    if (pl->kind == OT__SENS && pl->ode->dfdp) { /* kit/sens.h's J and df/dp */
         L->jb = OT__MALLOC(n * n * nbatch * sizeof *L->jb);
         L->db = OT__MALLOC(n * np * nbatch * sizeof *L->db);
         L->sens_first = 1;

@@ -12,8 +12,8 @@
 #include <sundials/sundials_nonlinearsolver.h>
 
 #include "run/unit.h"
-#include "solve/callback.h"
-#include "solve/integ.h"
+#include "kit/callback.h"
+#include "kit/integ.h"
 #include "solve/solve.h"
 
 #ifdef __cplusplus
@@ -31,7 +31,7 @@ typedef struct {
 } ot__lane_blame;
 
 /* The first call of each of these, per batch, gets an output filled with
- * the unwritten NaN (solve/callback.h): a callback that writes only column 0
+ * the unwritten NaN (kit/callback.h): a callback that writes only column 0
  * fails there, naming the lane it left. Only the first: a pass over every
  * output at every call would cost as much as writing it. (The Jacobian
  * arrives zeroed by contract and is not poisoned; an rhs written for one

@@ -14,11 +14,11 @@
 #include "core/alloc.h"
 #include "lockstep/lockstep.h"
 #include "run/unit.h"
-#include "solve/advance.h"
-#include "solve/cv_setup.h"
-#include "solve/integ.h"
-#include "solve/nv_clone.h"
-#include "solve/progress.h"
+#include "kit/advance.h"
+#include "kit/cv_setup.h"
+#include "kit/integ.h"
+#include "kit/nv_clone.h"
+#include "kit/progress.h"
 
 /* ---- Results -------------------------------------------------------------- */
 

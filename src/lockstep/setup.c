@@ -9,12 +9,12 @@
 
 #include "core/alloc.h"
 #include "lockstep/lockstep.h"
-#include "solve/adjoint.h"
-#include "solve/cv_setup.h"
-#include "solve/integ.h"
-#include "solve/nv_clone.h"
-#include "solve/progress.h"
-#include "solve/sens.h"
+#include "kit/adjoint.h"
+#include "kit/cv_setup.h"
+#include "kit/integ.h"
+#include "kit/nv_clone.h"
+#include "kit/progress.h"
+#include "kit/sens.h"
 
 /* ---- Setup ---------------------------------------------------------------- */
 
@@ -75,7 +75,7 @@ static int atol_vector(ot__lockstep *L)
     return st;
 }
 
-/* Each lane's sensitivity tolerances (solve/sens.h) into L->atolS. */
+/* Each lane's sensitivity tolerances (kit/sens.h) into L->atolS. */
 static int sens_atol_vectors(ot__lockstep *L)
 {
     const int64_t n = L->n, np = L->np;

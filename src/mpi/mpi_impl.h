@@ -18,8 +18,8 @@
 
 #include "core/error.h"
 #include "ode/ode_info.h"
-#include "solve/solution_impl.h"
-#include "solve/solve_api.h"
+#include "solution/solution_impl.h"
+#include "entry/solve_api.h"
 
 /* One lane's fixed part on the wire; its message (msg_len bytes, padded to
  * 8) and its output columns follow it. */

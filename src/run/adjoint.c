@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "run/adjoint.h"
-#include "solve/adjoint.h"
-#include "solve/advance.h"
+#include "kit/adjoint.h"
+#include "kit/advance.h"
 
 /* out of one lane for its loss, checked into that lane's own callback
  * state (ot__run_call_out). */

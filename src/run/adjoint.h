@@ -1,7 +1,7 @@
 /* Private: ot_solve_adjoint's two passes, once for every mode, over a unit
  * of the run loop (run/unit.h): forward with CVODES' checkpoints (CVodeF)
  * to each output time, the outputs stored and each lane's loss terms taken
- * (solve/adjoint.c); then backward from the last output time, lambda
+ * (kit/adjoint.c); then backward from the last output time, lambda
  * jumping by dg_i/dy at each, and the gradients assembled. A mode supplies
  * its backward problem (vectors, linear solver, callbacks) and where the
  * arrays live; lanes mode's unit is one lane with its own output times,

@@ -7,10 +7,10 @@
 
 #include "core/alloc.h"
 #include "run/unit.h"
-#include "solve/advance.h"
-#include "solve/cv_setup.h"
-#include "solve/events.h"
-#include "solve/progress.h"
+#include "kit/advance.h"
+#include "kit/cv_setup.h"
+#include "kit/events.h"
+#include "kit/progress.h"
 #include "tensor/tensor_impl.h"
 
 /* ---- The unit's lanes ------------------------------------------------------ */

@@ -12,8 +12,8 @@
 #ifndef OT_SRC_RUN_UNIT_H
 #define OT_SRC_RUN_UNIT_H
 
-#include "solve/callback.h"
-#include "solve/integ.h"
+#include "kit/callback.h"
+#include "kit/integ.h"
 #include "solve/solve.h"
 
 #ifdef __cplusplus

@@ -5,8 +5,8 @@
 #define OT_SRC_SOLVE_SOLVE_H
 
 #include "ode/ode_impl.h"
-#include "solve/output.h"
-#include "solve/solution_impl.h"
+#include "solution/output.h"
+#include "solution/solution_impl.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,7 +46,7 @@ typedef struct {
     ot_tensor *owned[3]; /* f32 conversions of y0, params, t_eval */
     unsigned char *bad;  /* [nbatch] (owned) or NULL: lanes whose own y0 (1) or
                             params (2) are not finite; they fail alone */
-    ot_loss loss;        /* OT__ADJ: the checked loss (solve/adjoint.h) */
+    ot_loss loss;        /* OT__ADJ: the checked loss (kit/adjoint.h) */
     int64_t lane_offset; /* the caller's index of lane 0: 0, or a sub-solve's
                             first lane (the MPI layer); for ot_callback_lane */
 } ot__plan;
@@ -60,8 +60,7 @@ typedef struct {
 typedef struct {
     ot_solution *sol;
     ot__record *records;
-    ot__record
-        *events; /* [nbatch] when roots record events (solve/events.h), else NULL */
+    ot__record *events; /* [nbatch] when roots record events (kit/events.h), else NULL */
 } ot__sink;
 
 /* How a solver's working memory grows (size_limits.c): per worker thread

@@ -1,5 +1,5 @@
 /* Forward sensitivities from derivatives (see sens.h). */
-#include "solve/sens.h"
+#include "kit/sens.h"
 
 #include <string.h>
 

@@ -9,13 +9,14 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "solve/adjoint.h"
-#include "solve/callback.h"
+#include "core/memory.h"
+#include "kit/adjoint.h"
+#include "kit/callback.h"
 #include "solve/solve.h"
-#include "solve/progress.h"
-#include "solve/events.h"
-#include "solve/size_limits.h"
-#include "solve/solve_api.h"
+#include "kit/progress.h"
+#include "kit/events.h"
+#include "entry/size_limits.h"
+#include "entry/solve_api.h"
 #include "tensor/tensor_impl.h"
 
 /* Outputs of a dense or sens solve: [rows, nt, nbatch] where the solver

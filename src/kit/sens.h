@@ -10,8 +10,8 @@
 #include <stdint.h>
 
 #include "odetensor/ode.h"
-#include "solve/callback.h"
-#include "solve/dq.h"
+#include "kit/callback.h"
+#include "kit/dq.h"
 
 /* The user's Jacobian into J [n, n, lanes] and df/dp into D [n, np, lanes]
  * at (t, y, p), for lanes lane0.. of the solution. Both arrive zeroed by

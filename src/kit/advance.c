@@ -1,5 +1,5 @@
 /* The integrators' normal mode, made safe for output times near zero (advance.h). */
-#include "solve/advance.h"
+#include "kit/advance.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
  * the lane goes on, OT_EVENT_HANDLE records it around a call of the event
  * handler, which may change the lane's state and parameters; the driver then
  * restarts the integrator at the event (CVodeReInit: order 1, a new step).
- * Each recorded event is one entry of the lane's record (solve/output.h):
+ * Each recorded event is one entry of the lane's record (solution/output.h):
  * time t and [root, y before (n), y after (n)]. */
 #ifndef OT_SRC_SOLVE_EVENTS_H
 #define OT_SRC_SOLVE_EVENTS_H
@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "solve/callback.h"
+#include "kit/callback.h"
 #include "solve/solve.h"
 
 #ifdef __cplusplus

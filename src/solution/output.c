@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "solve/output.h"
+#include "solution/output.h"
 #include "tensor/tensor_impl.h"
 
 double *ot__record_push(ot__record *r, double t)

@@ -4,9 +4,9 @@
 #include <arkode/arkode_ls.h>
 
 #include "core/alloc.h"
-#include "solve/cv_setup.h"
-#include "solve/integ.h"
-#include "solve/sun_compat.h"
+#include "kit/cv_setup.h"
+#include "kit/integ.h"
+#include "kit/sun_compat.h"
 
 /* SUNDIALS 7.1 moved ARKStep's generic calls to ARKode* and deprecated the
  * old names; 6.4 has only those. */

@@ -1,6 +1,6 @@
 /* ot_solve_adjoint's shared parts (see adjoint.h): the loss and the
  * gradient tensors. */
-#include "solve/adjoint.h"
+#include "kit/adjoint.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "solve/dq.h"
+#include "kit/dq.h"
 #include "tensor/tensor_impl.h"
 
 ot_loss ot_loss_squares(ot_view data, ot_view weights)

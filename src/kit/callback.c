@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "odetensor/ode.h"
-#include "solve/callback.h"
+#include "kit/callback.h"
 
 /* The callbacks' lane index (callback.h): -1 until a solve sets it. */
 static _Thread_local ot__cb_lane_state cb_lane = {0, -1};

@@ -5,7 +5,7 @@
 
 #include <cvodes/cvodes.h>
 
-#include "solve/callback.h"
+#include "kit/callback.h"
 #include "solve/solve.h"
 
 #ifdef __cplusplus
@@ -23,7 +23,7 @@ int ot__cv_tolerances(void *cv, const ot_ode *ode, N_Vector atolv);
 
 /* After CVodeSensInit: error control on the sensitivities, the user's
  * tolerances, or else CVODES' estimate, given per lane in atolS when not
- * NULL (solve/sens.h; CVODES copies them), and for Adams a fixed-point
+ * NULL (kit/sens.h; CVODES copies them), and for Adams a fixed-point
  * sensitivity solver (stored in *nls, the caller frees it). */
 int ot__cv_sens_setup(void *cv, const ot_ode *ode, int np, N_Vector y, N_Vector *atolS,
                       SUNContext ctx, SUNNonlinearSolver *nls);

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 
 #include "core/alloc.h"
-#include "solve/callback.h"
-#include "solve/pool.h"
-#include "solve/progress.h"
+#include "kit/callback.h"
+#include "kit/pool.h"
+#include "kit/progress.h"
 
 typedef struct {
     const ot__plan *plan;

@@ -7,7 +7,7 @@
 #include <sundials/sundials_config.h>
 #include <sundials/sundials_context.h>
 
-#include "solve/callback.h"
+#include "kit/callback.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -31,11 +31,6 @@ int ot__size_check(const ot__plan *plan, ot_view y0, ot_view params, ot_view t_e
  * limits (system calls), as no useful refusal in advance is possible. */
 #define OT__SIZE_QUERY_FLOOR ((uint64_t)1 << 20)
 
-/* The memory a solve may use on this thread: the test override when set,
- * else physical memory or a lower RLIMIT_AS / RLIMIT_DATA. *what (may be
- * NULL) gets which of them it is. */
-uint64_t ot__memory_limit(const char **what);
-
 /* Test hooks: core/test_hooks.h. */
 
 #ifdef __cplusplus

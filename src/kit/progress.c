@@ -1,6 +1,6 @@
 /* Progress and cancellation of one solve (progress.h). */
-#include "solve/callback.h"
-#include "solve/progress.h"
+#include "kit/callback.h"
+#include "kit/progress.h"
 
 void ot__progress_init(ot__progress_state *ps, ot_progress_fn fn, void *user,
                        int64_t total)

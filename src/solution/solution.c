@@ -6,7 +6,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "solve/solution_impl.h"
+#include "solution/solution_impl.h"
 
 int ot__solution_new(ot_solution **out, int64_t nbatch, int64_t nsens, int with_roots)
 {

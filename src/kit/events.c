@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "solve/events.h"
-#include "solve/size_limits.h"
+#include "kit/events.h"
+#include "core/memory.h"
 #include "tensor/tensor_impl.h"
 
 int ot__event_stop_root(const ot_ode *ode, const int *rootsfound)

@@ -11,7 +11,7 @@
 
 #include <cvodes/cvodes.h>
 
-#include "solve/callback.h"
+#include "kit/callback.h"
 #include "solve/solve.h"
 
 /* Forward steps between CVODES checkpoints (CVodeAdjInit). */

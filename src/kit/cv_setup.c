@@ -1,7 +1,7 @@
 /* The CVODE(S) settings shared by every driver. */
 #include "core/alloc.h"
-#include "solve/cv_setup.h"
-#include "solve/sun_compat.h"
+#include "kit/cv_setup.h"
+#include "kit/sun_compat.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -16,17 +16,15 @@
  * RSS can be lower, as scratch that only out functions, sensitivities or
  * difference quotients use is allocated but never touched. The outputs, the
  * part that grows with nt, are exact. */
-#include "solve/size_limits.h"
-#include "solve/adjoint.h"
-#include "solve/integ.h"
+#include "entry/size_limits.h"
+#include "kit/adjoint.h"
+#include "kit/integ.h"
 
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include "core/error.h"
+#include "core/memory.h"
 #include "core/test_hooks.h"
 
 enum { MAX_TERMS = 12, MAX_FACTORS = 4 }; /* at most 10 terms are ever added */
@@ -49,9 +47,7 @@ typedef struct {
     int count;
 } ledger;
 
-static _Thread_local uint64_t limit_override, last_estimate;
-
-void ot__size_set_limit(uint64_t bytes) { limit_override = bytes; }
+static _Thread_local uint64_t last_estimate;
 
 uint64_t ot__size_last_estimate(void) { return last_estimate; }
 
@@ -128,58 +124,6 @@ static int dot_over(uint64_t *out, int nf, const uint64_t *a, const uint64_t *x)
     }
     *out = s;
     return 0;
-}
-
-#ifndef __EMSCRIPTEN__
-/* Physical memory in bytes (UINT64_MAX: unknown), read once: it does not
- * change while the process runs. */
-static uint64_t physical_memory(void)
-{
-    static _Atomic uint64_t cached; /* 0: not read yet */
-    uint64_t lim = cached;
-    if (lim != 0)
-        return lim;
-    lim = UINT64_MAX;
-    const long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && psize > 0) {
-        lim = (uint64_t)pages;
-        if (mul_over(&lim, (uint64_t)psize))
-            lim = UINT64_MAX;
-    }
-    cached = lim;
-    return lim;
-}
-#endif
-
-uint64_t ot__memory_limit(const char **what)
-{
-#ifdef __EMSCRIPTEN__
-    /* The module's memory grows to at most 2 GiB (emscripten's default
-     * MAXIMUM_MEMORY): wasm32's limit, whatever the machine has. */
-    const char *w = "in wasm32 memory (at most 2 GiB)";
-    uint64_t lim = UINT64_C(2) << 30;
-#else
-    const char *w = "on this machine (physical memory)";
-    uint64_t lim = physical_memory();
-#endif
-    struct rlimit rl; /* read at every call: a program may change them */
-    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        (uint64_t)rl.rlim_cur < lim) {
-        lim = (uint64_t)rl.rlim_cur;
-        w = "allowed by RLIMIT_AS";
-    }
-    if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        (uint64_t)rl.rlim_cur < lim) {
-        lim = (uint64_t)rl.rlim_cur;
-        w = "allowed by RLIMIT_DATA";
-    }
-    if (limit_override) {
-        lim = limit_override;
-        w = "set by the test limit";
-    }
-    if (what)
-        *what = w;
-    return lim;
 }
 
 /* CVODE's own vectors of the state's length for the problem's method and
@@ -439,7 +383,7 @@ int ot__size_check(const ot__plan *pl, ot_view y0, ot_view params, ot_view t_eva
     /* A request this small cannot be refused usefully in advance, and the
      * limits cost system calls: it goes ahead (an allocation that fails in
      * it still ends in OT_ERR_NOMEM). */
-    if (total < OT__SIZE_QUERY_FLOOR && !limit_override)
+    if (total < OT__SIZE_QUERY_FLOOR && !ot__memory_limit_is_set())
         return OT_OK;
     const char *what;
     const uint64_t limit = ot__memory_limit(&what);

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "solve/integ.h"
+#include "kit/integ.h"
 
 #ifdef __cplusplus
 extern "C" {

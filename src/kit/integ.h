@@ -13,7 +13,7 @@
 #include <sundials/sundials_matrix.h>
 #include <sundials/sundials_nonlinearsolver.h>
 
-#include "solve/callback.h"
+#include "kit/callback.h"
 #include "solve/solve.h"
 
 #ifdef __cplusplus

@@ -8,10 +8,10 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "solve/size_limits.h"
+#include "entry/size_limits.h"
 #include "solve/solve.h"
-#include "solve/integ.h"
-#include "solve/solve_api.h"
+#include "kit/integ.h"
+#include "entry/solve_api.h"
 #include "tensor/tensor_impl.h"
 
 /* v as an f64 view the solve can read: the view itself, a converted host
