@@ -16,6 +16,7 @@
 #   make cuda             the CUDA lockstep backend (build/cuda/), needs nvcc
 #   make wasm             the WebAssembly/JavaScript package (bindings/wasm/)
 #   make wasm-demo        serve the browser demo on http://127.0.0.1:8123/demo/
+#   make js-constants     rewrite the JS constants from the C headers (after an enum grew)
 #   make mpi              the MPI layer, its tests, example and benchmark (mk/mpi.mk)
 #   make fuzz FUZZ_TIME=600  the libFuzzer targets, longer (check runs them 20 s each)
 #

@@ -40,7 +40,7 @@ WASM_LDFLAGS := $(WASM_OPT) -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createOd
                 -sEXPORTED_RUNTIME_METHODS=addFunction,removeFunction,UTF8ToString,stackSave,stackRestore
 WASM_TESTS := $(wildcard $(WASM_PKG)/test/*.test.mjs $(WASM_PKG)/test/*.test.cjs)
 
-.PHONY: wasm wasm-deps test-wasm wasm-demo wasm-browser-deps test-wasm-browser test-wasm-pack
+.PHONY: wasm wasm-deps js-constants test-wasm wasm-demo wasm-browser-deps test-wasm-browser test-wasm-pack
 
 # The package ships odetensor's licence and the notices of what its wasm
 # embeds (SUNDIALS, Emscripten's runtime and musl), copied in at build time.
@@ -89,6 +89,11 @@ test-wasm: wasm $(B)/wasm/native_ref
 	GLIBC_TUNABLES=glibc.cpu.hwcaps=-FMA,-AVX2 $(SAN_ENV) $(B)/wasm/native_ref \
 	    > $(B)/wasm/native_ref.json
 	OT_NATIVE_REF=$(abspath $(B)/wasm/native_ref.json) $(NODE) --expose-gc --test --test-reporter=spec $(WASM_TESTS)
+
+# constants.mjs and index.d.ts's unions, written from the C headers after an
+# enumerator or status code was added there (test/constants.test.mjs insists).
+js-constants:
+	$(NODE) $(WASM_PKG)/tools/gen_constants.mjs
 
 # The browser demo. DEMO_PORT=0 picks any free port; the server prints the URL.
 DEMO_PORT ?= 8123

@@ -1,13 +1,12 @@
 // Every value the JS side mirrors from odetensor's C headers, in one place:
 // the status codes (include/odetensor/status.h), the option enums (ode.h),
-// the event and gradient tensors (solution.h) and DLPack's codes.
-// test/constants.test.mjs reads those headers and fails when a value here
-// differs or a C one has no JS twin (and checks index.d.ts's unions), so a
-// change in C cannot drift past the tests. Internal: not a package export.
+// the event and gradient tensors (solution.h) and DLPack's codes. Written by
+// tools/gen_constants.mjs from the headers (`make js-constants`): do not edit;
+// test/constants.test.mjs fails while it differs. Internal: not a package export.
 
 const table = (o) => Object.freeze({ __proto__: null, ...o });
 
-/** ot_status codes by name (OT_STATUS_LIST). */
+/** ot_status codes by name (OT_STATUS_LIST of status.h). */
 export const STATUS = table({
   OT_OK: 0, OT_ERR_ARG: -1, OT_ERR_LAYOUT: -2, OT_ERR_SHAPE: -3, OT_ERR_DTYPE: -4,
   OT_ERR_DEVICE: -5, OT_ERR_READ_ONLY: -6, OT_ERR_VERSION: -7, OT_ERR_OVERFLOW: -8,
@@ -15,24 +14,36 @@ export const STATUS = table({
   OT_ERR_CALLBACK: -13, OT_ERR_VALUE: -14, OT_ERR_CANCELLED: -15, OT_ERR_MPI: -20,
   OT_ERR_INTERNAL: -99,
 });
-
-// ot_method's values: CVODE's multistep methods, ARKODE's explicit, ESDIRK
-// and IMEX Runge-Kutta pairs (named order(embedded order)).
+/** ot_method: CVODE's multistep methods, ARKODE's explicit, ESDIRK and IMEX pairs. */
 export const METHODS = table({
-  bdf: 1, adams: 2, bs32: 3, dp54: 4, verner65: 5, esdirk32: 6, esdirk43: 7,
-  esdirk54: 8, imex32: 9, imex43: 10, imex54: 11,
+  bdf: 1, adams: 2, bs32: 3, dp54: 4, verner65: 5, esdirk32: 6, esdirk43: 7, esdirk54: 8,
+  imex32: 9, imex43: 10, imex54: 11,
 });
 /** ot_mode */
-export const MODES = table({ lanes: 1, lockstep: 2 });
+export const MODES = table({
+  lanes: 1, lockstep: 2,
+});
 /** ot_linsol */
-export const LINEAR_SOLVERS = table({ dense: 1, band: 2, gmres: 3 });
+export const LINEAR_SOLVERS = table({
+  dense: 1, band: 2, gmres: 3,
+});
 /** ot_root_direction */
-export const DIRECTIONS = table({ falling: -1, both: 0, rising: 1 });
+export const DIRECTIONS = table({
+  falling: -1, both: 0, rising: 1,
+});
 /** ot_event_action */
-export const ACTIONS = table({ stop: 0, record: 1, handle: 2 });
+export const ACTIONS = table({
+  stop: 0, record: 1, handle: 2,
+});
 /** ot_event_tensor, by the Solution.events field each fills */
-export const EVENT_TENSORS = table({ times: 0, roots: 1, before: 2, after: 3 });
+export const EVENT_TENSORS = table({
+  times: 0, roots: 1, before: 2, after: 3,
+});
 /** ot_grad_tensor, by the Solution field each fills */
-export const GRAD_TENSORS = table({ loss: 0, gradParams: 1, gradY0: 2 });
+export const GRAD_TENSORS = table({
+  loss: 0, gradParams: 1, gradY0: 2,
+});
 /** DLPack's codes (dlpack.h): kDLFloat, kDLCPU. */
-export const DLPACK = table({ kDLFloat: 2, kDLCPU: 1 });
+export const DLPACK = table({
+  kDLFloat: 2, kDLCPU: 1,
+});

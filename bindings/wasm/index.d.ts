@@ -53,8 +53,8 @@ export type OutFunction = (t: number, y: Float64Array, p: Float64Array, o: Float
 export type RootFunction = (t: number, y: Float64Array, p: Float64Array, g: Float64Array,
   k: number, lane: number) => CallbackResult;
 
-export type Method = 'bdf' | 'adams' | 'bs32' | 'dp54' | 'verner65' | 'esdirk32' |
-  'esdirk43' | 'esdirk54' | 'imex32' | 'imex43' | 'imex54';
+export type Method = 'bdf' | 'adams' | 'bs32' | 'dp54' | 'verner65' | 'esdirk32' | 'esdirk43'
+  | 'esdirk54' | 'imex32' | 'imex43' | 'imex54';
 
 export interface SolveOptions {
   /** Relative tolerance (default 1e-6). */
@@ -154,7 +154,7 @@ export interface Problem {
   /** Number of root functions of `roots` (only with `roots`). */
   nroots?: number;
   /** Per root function: which crossings count (default 'both'). */
-  rootDirections?: readonly ('rising' | 'falling' | 'both')[];
+  rootDirections?: readonly ('falling' | 'both' | 'rising')[];
   /** Per root function: 'stop' the lane there (default), 'record' the event
    * and go on, or 'handle' it: record, call onEvent, go on from the state it
    * leaves (the integrator restarts). Recorded events: Solution.events. */
@@ -237,8 +237,8 @@ export interface LaneStats {
 export type StatusName =
   | 'OT_OK' | 'OT_ERR_ARG' | 'OT_ERR_LAYOUT' | 'OT_ERR_SHAPE' | 'OT_ERR_DTYPE' | 'OT_ERR_DEVICE'
   | 'OT_ERR_READ_ONLY' | 'OT_ERR_VERSION' | 'OT_ERR_OVERFLOW' | 'OT_ERR_NOMEM' | 'OT_ERR_NO_CUDA'
-  | 'OT_ERR_LANES_FAILED' | 'OT_ERR_SOLVER' | 'OT_ERR_CALLBACK' | 'OT_ERR_VALUE' | 'OT_ERR_CANCELLED' | 'OT_ERR_MPI' | 'OT_ERR_INTERNAL'
-  | 'OT_UNKNOWN_STATUS';
+  | 'OT_ERR_LANES_FAILED' | 'OT_ERR_SOLVER' | 'OT_ERR_CALLBACK' | 'OT_ERR_VALUE'
+  | 'OT_ERR_CANCELLED' | 'OT_ERR_MPI' | 'OT_ERR_INTERNAL' | 'OT_UNKNOWN_STATUS';
 
 /** A solve's result. Per-lane arrays are JS copies; the tensors live in wasm
  * memory until dispose() (or `using`, or garbage collection). A solve whose

@@ -137,7 +137,10 @@ typedef enum ot_method {
     OT_ESDIRK54 = 8,
     OT_IMEX_ARK32 = 9,
     OT_IMEX_ARK43 = 10,
-    OT_IMEX_ARK54 = 11
+    OT_IMEX_ARK54 = 11,
+    /* The highest method, for range checks: a new method is the next value
+     * and this names it. */
+    OT_METHOD_LAST = OT_IMEX_ARK54
 } ot_method;
 
 /* The linear solver of the implicit methods' Newton iterations (OT_BDF,
@@ -236,7 +239,8 @@ typedef enum ot_root_direction {
 typedef enum ot_event_action {
     OT_EVENT_STOP = 0,   /* the lane stops there (the default; ot_solution_lane_root) */
     OT_EVENT_RECORD = 1, /* recorded; the lane goes on */
-    OT_EVENT_HANDLE = 2  /* recorded, the event handler changes the lane, it goes on */
+    OT_EVENT_HANDLE = 2, /* recorded, the event handler changes the lane, it goes on */
+    OT_EVENT_ACTION_LAST = OT_EVENT_HANDLE /* the highest, for range checks */
 } ot_event_action;
 /* One direction per root function (nroots ints from ot_ode_set_roots,
  * copied); NULL restores OT_ROOT_BOTH. Set after ot_ode_set_roots, which

@@ -11,6 +11,31 @@
 #include "kit/dq.h"
 #include "tensor/tensor_impl.h"
 
+/* ---- The loss kinds ------------------------------------------------------
+ * A kind is its constructor (solution.h), its check and its terms at one
+ * output time, written together below, and one row of KINDS: a new kind is
+ * its field in ot_loss with the constructor's declaration, and its section
+ * here. The integral term (loss.integrand) goes with any kind. */
+
+typedef struct {
+    int (*is)(const ot_loss *l); /* l is of this kind */
+    /* The kind's own rules (the shapes of its tables). */
+    int (*check)(const ot__plan *pl, const ot_loss *l);
+    /* g_i, dg_i/dy and dg_i/dp of lane b at output i (ot__adj_point). */
+    int (*terms)(const ot__plan *pl, ot__cb *cb, ot__adj_out_fn out, void *ctx, int64_t i,
+                 int64_t b, double t, const double *y, const double *p, double *scratch,
+                 double *g, double *dgdy, double *dgdp);
+} loss_kind;
+
+static int no_weights(const ot_loss *l)
+{
+    return ot_view_is_absent(l->weights)
+               ? OT_OK
+               : ot__fail(OT_ERR_ARG, "loss.weights: only with data (ot_loss_squares)");
+}
+
+/* -- A sum of squares on o = y or out(y) ----------------------------------- */
+
 ot_loss ot_loss_squares(ot_view data, ot_view weights)
 {
     ot_loss l;
@@ -22,16 +47,7 @@ ot_loss ot_loss_squares(ot_view data, ot_view weights)
     return l;
 }
 
-ot_loss ot_loss_custom(ot_loss_fn fn, void *user)
-{
-    ot_loss l;
-    l.data = ot_view_absent();
-    l.weights = ot_view_absent();
-    l.fn = fn;
-    l.user = user;
-    l.integrand = NULL;
-    return l;
-}
+static int squares_is(const ot_loss *l) { return !ot_view_is_absent(l->data); }
 
 /* data or weights: f64 on the CPU, [rows, nt] or [rows, nt, 1|nbatch]. */
 static int check_table(const ot__plan *pl, ot_view v, const char *name)
@@ -53,23 +69,12 @@ static int check_table(const ot__plan *pl, ot_view v, const char *name)
     return OT_OK;
 }
 
-int ot__adj_check(ot__plan *pl, const ot_loss *loss)
+static int squares_check(const ot__plan *pl, const ot_loss *l)
 {
-    if (loss == NULL)
-        return ot__fail(OT_ERR_ARG, "loss: NULL (ot_loss_squares or ot_loss_custom)");
-    const int squares = !ot_view_is_absent(loss->data);
-    if ((squares && loss->fn) || (!squares && !loss->fn && !loss->integrand))
-        return ot__fail(OT_ERR_ARG, "loss: give data (ot_loss_squares) or a loss "
-                                    "function (ot_loss_custom), one of the two (or an "
-                                    "integrand alone)");
-    if (!squares && !ot_view_is_absent(loss->weights))
-        return ot__fail(OT_ERR_ARG, "loss.weights: only with data (ot_loss_squares)");
-    int st = squares ? check_table(pl, loss->data, "data") : OT_OK;
-    if (st == OT_OK && squares && !ot_view_is_absent(loss->weights))
-        st = check_table(pl, loss->weights, "weights");
-    if (st == OT_OK)
-        pl->loss = *loss;
-    return st;
+    const int st = check_table(pl, l->data, "data");
+    return st == OT_OK && !ot_view_is_absent(l->weights)
+               ? check_table(pl, l->weights, "weights")
+               : st;
 }
 
 /* Entry (r, i) of lane b of a [rows, nt(, lanes)] table (absent: 1). */
@@ -86,45 +91,13 @@ static double entry(ot_view v, int64_t r, int64_t i, int64_t b)
     return x;
 }
 
-/* The user's g_i: zeroed outputs, then the call and its checks. */
-static int custom_point(const ot__plan *pl, ot__cb *cb, int64_t i, int64_t b, double t,
-                        const double *y, const double *p, double *g, double *dgdy,
-                        double *dgdp, double *gp)
+/* g_i = sum_r w_r (o_r - d_r)^2, dg/do_r = 2 w_r (o_r - d_r). */
+static int squares_terms(const ot__plan *pl, ot__cb *cb, ot__adj_out_fn out, void *ctx,
+                         int64_t i, int64_t b, double t, const double *y, const double *p,
+                         double *scratch, double *g, double *dgdy, double *dgdp)
 {
-    const int64_t n = pl->n, np = pl->np;
-    double gi = 0;
-    memset(dgdy, 0, (size_t)n * sizeof *dgdy);
-    memset(gp, 0, (size_t)np * sizeof *gp);
-    const int rc =
-        pl->loss.fn(t, i, b, ot__view_compact(y, n, 1), ot__view_compact(p, np, 1),
-                    ot__view_mut_compact(&gi, 1, 1), ot__view_mut_compact(dgdy, n, 1),
-                    ot__view_mut_compact(gp, np, 1), pl->loss.user);
-    if (rc != 0) {
-        ot__cb_returned(cb, "loss", rc, t, OT__CB_FINAL);
-        return OT_ERR_CALLBACK;
-    }
-    if (ot__cb_finite(cb, "loss", "g", &gi, 1, 1, b, t, OT__CB_FINAL) ||
-        ot__cb_finite(cb, "loss", "dgdy", dgdy, n, 1, b, t, OT__CB_FINAL) ||
-        (np > 0 && ot__cb_finite(cb, "loss", "dgdp", gp, np, 1, b, t, OT__CB_FINAL)))
-        return OT_ERR_CALLBACK;
-    *g += gi;
-    for (int64_t j = 0; j < np; j++)
-        dgdp[j] += gp[j];
-    return OT_OK;
-}
-
-static int point(const ot__plan *pl, ot__cb *cb, ot__adj_out_fn out, void *ctx, int64_t i,
-                 int64_t b, double t, const double *y, const double *p, double *scratch,
-                 double *g, double *dgdy, double *dgdp)
-{
+    (void)cb;
     const int64_t n = pl->n, np = pl->np, rows = pl->rows;
-    if (pl->loss.fn)
-        return custom_point(pl, cb, i, b, t, y, p, g, dgdy, dgdp, scratch);
-    if (ot_view_is_absent(pl->loss.data)) { /* an integral alone: no terms here */
-        memset(dgdy, 0, (size_t)n * sizeof *dgdy);
-        return OT_OK;
-    }
-    /* Sum of squares on o = y or out(y): dg/do_r = 2 w_r (o_r - d_r). */
     double *o = scratch, *c = scratch + rows, *op = scratch + 2 * rows;
     double *ys = scratch + 3 * rows, *ps = ys + n;
     const ot_view data = pl->loss.data, w = pl->loss.weights;
@@ -180,6 +153,108 @@ static int point(const ot__plan *pl, ot__cb *cb, ot__adj_out_fn out, void *ctx, 
     return OT_OK;
 }
 
+/* -- The user's g_i --------------------------------------------------------- */
+
+ot_loss ot_loss_custom(ot_loss_fn fn, void *user)
+{
+    ot_loss l;
+    l.data = ot_view_absent();
+    l.weights = ot_view_absent();
+    l.fn = fn;
+    l.user = user;
+    l.integrand = NULL;
+    return l;
+}
+
+static int custom_is(const ot_loss *l) { return l->fn != NULL; }
+
+static int custom_check(const ot__plan *pl, const ot_loss *l)
+{
+    (void)pl;
+    return no_weights(l);
+}
+
+/* Zeroed outputs, then the call and its checks; its dg/dp lands in the
+ * scratch first, as the user's function overwrites it. */
+static int custom_terms(const ot__plan *pl, ot__cb *cb, ot__adj_out_fn out, void *ctx,
+                        int64_t i, int64_t b, double t, const double *y, const double *p,
+                        double *gp, double *g, double *dgdy, double *dgdp)
+{
+    (void)out, (void)ctx;
+    const int64_t n = pl->n, np = pl->np;
+    double gi = 0;
+    memset(dgdy, 0, (size_t)n * sizeof *dgdy);
+    memset(gp, 0, (size_t)np * sizeof *gp);
+    const int rc =
+        pl->loss.fn(t, i, b, ot__view_compact(y, n, 1), ot__view_compact(p, np, 1),
+                    ot__view_mut_compact(&gi, 1, 1), ot__view_mut_compact(dgdy, n, 1),
+                    ot__view_mut_compact(gp, np, 1), pl->loss.user);
+    if (rc != 0) {
+        ot__cb_returned(cb, "loss", rc, t, OT__CB_FINAL);
+        return OT_ERR_CALLBACK;
+    }
+    if (ot__cb_finite(cb, "loss", "g", &gi, 1, 1, b, t, OT__CB_FINAL) ||
+        ot__cb_finite(cb, "loss", "dgdy", dgdy, n, 1, b, t, OT__CB_FINAL) ||
+        (np > 0 && ot__cb_finite(cb, "loss", "dgdp", gp, np, 1, b, t, OT__CB_FINAL)))
+        return OT_ERR_CALLBACK;
+    *g += gi;
+    for (int64_t j = 0; j < np; j++)
+        dgdp[j] += gp[j];
+    return OT_OK;
+}
+
+/* -- An integral term alone: no terms at the output times ------------------- */
+
+static int integral_is(const ot_loss *l)
+{
+    return l->integrand && l->fn == NULL && ot_view_is_absent(l->data);
+}
+
+static int integral_terms(const ot__plan *pl, ot__cb *cb, ot__adj_out_fn out, void *ctx,
+                          int64_t i, int64_t b, double t, const double *y,
+                          const double *p, double *scratch, double *g, double *dgdy,
+                          double *dgdp)
+{
+    (void)cb, (void)out, (void)ctx, (void)i, (void)b, (void)t, (void)y, (void)p,
+        (void)scratch, (void)g, (void)dgdp;
+    memset(dgdy, 0, (size_t)pl->n * sizeof *dgdy);
+    return OT_OK;
+}
+
+static const loss_kind KINDS[] = {
+    {squares_is, squares_check, squares_terms},
+    {custom_is, custom_check, custom_terms},
+    {integral_is, custom_check, integral_terms},
+};
+
+/* The kind of l, or NULL when it is of none or of more than one. */
+static const loss_kind *kind_of(const ot_loss *l)
+{
+    const loss_kind *k = NULL;
+    for (size_t j = 0; j < sizeof KINDS / sizeof KINDS[0]; j++)
+        if (KINDS[j].is(l)) {
+            if (k)
+                return NULL;
+            k = &KINDS[j];
+        }
+    return k;
+}
+
+int ot__adj_check(ot__plan *pl, const ot_loss *loss)
+{
+    if (loss == NULL)
+        return ot__fail(OT_ERR_ARG, "loss: NULL (ot_loss_squares or ot_loss_custom)");
+    const loss_kind *k = kind_of(loss);
+    if (k == NULL)
+        return ot__fail(OT_ERR_ARG, "loss: give data (ot_loss_squares) or a loss "
+                                    "function (ot_loss_custom), one of the two (or an "
+                                    "integrand alone)");
+    const int st = k->check(pl, loss);
+    if (st == OT_OK)
+        pl->loss = *loss;
+    return st;
+}
+
 /* Lane b's terms, with ot_callback_lane at lane b for the loss and out calls
  * (one lane's views, lockstep too). */
 int ot__adj_point(const ot__plan *pl, ot__cb *cb, ot__adj_out_fn out, void *ctx,
@@ -187,7 +262,8 @@ int ot__adj_point(const ot__plan *pl, ot__cb *cb, ot__adj_out_fn out, void *ctx,
                   double *scratch, double *g, double *dgdy, double *dgdp)
 {
     const ot__cb_lane_state was = ot__cb_lane_at(b);
-    const int st = point(pl, cb, out, ctx, i, b, t, y, p, scratch, g, dgdy, dgdp);
+    const int st = kind_of(&pl->loss)->terms(pl, cb, out, ctx, i, b, t, y, p, scratch, g,
+                                             dgdy, dgdp);
     ot__cb_lane_restore(was);
     return st;
 }

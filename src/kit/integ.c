@@ -48,6 +48,9 @@ static const ot__method_info METHODS[] = {
                        ARKODE_ARK548L2SA_DIRK_8_4_5},
 };
 
+_Static_assert(sizeof METHODS / sizeof METHODS[0] == OT_METHOD_LAST + 1,
+               "a row per ot_method, up to OT_METHOD_LAST");
+
 const ot__method_info *ot__method(int method) { return &METHODS[method]; }
 
 const char *ot__ig_name(const ot__ig *ig) { return ig->ark ? "ARKODE" : "CVODE"; }

@@ -155,7 +155,8 @@ int ot_ode_set_root_directions(ot_ode *ode, const int *directions)
 int ot_ode_set_event_actions(ot_ode *ode, const int *actions)
 {
     NEED_ODE("ot_ode_set_event_actions");
-    return set_per_root(ode, "event_actions", actions, 0, 2, &ode->event_action);
+    return set_per_root(ode, "event_actions", actions, OT_EVENT_STOP,
+                        OT_EVENT_ACTION_LAST, &ode->event_action);
 }
 
 int ot_ode_set_event_handler(ot_ode *ode, ot_event_fn handler)
@@ -186,7 +187,7 @@ int ot_ode_set_progress(ot_ode *ode, ot_progress_fn progress, void *user)
 int ot_ode_set_method(ot_ode *ode, ot_method method)
 {
     NEED_ODE("ot_ode_set_method");
-    if (method < OT_BDF || method > OT_IMEX_ARK54)
+    if (method < OT_BDF || method > OT_METHOD_LAST)
         return ot__fail(OT_ERR_ARG,
                         "method: %d is not an ot_method (OT_BDF, OT_ADAMS, OT_ERK_*, "
                         "OT_ESDIRK*, OT_IMEX_ARK*)",
