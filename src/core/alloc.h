@@ -29,4 +29,14 @@
  * SUNContext_Create, EAGAIN for pthread_create). */
 #define OT__SUN_CALL(call, fail_flag) (ot__inject_fail() ? (fail_flag) : (call))
 
+/* free() of each pointer given (NULLs are fine): teardowns of structs that
+ * own many arrays, so each list is written once, where it is freed. */
+#define OT__FREE_ALL(...)                                                                \
+    do {                                                                                 \
+        void *ot__owned_[] = {__VA_ARGS__};                                              \
+        for (size_t ot__k_ = 0; ot__k_ < sizeof ot__owned_ / sizeof ot__owned_[0];       \
+             ot__k_++)                                                                   \
+            free(ot__owned_[ot__k_]);                                                    \
+    } while (0)
+
 #endif

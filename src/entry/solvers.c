@@ -13,21 +13,20 @@
     (OT__LINSOL_BIT(OT_LINSOL_DENSE) | OT__LINSOL_BIT(OT_LINSOL_BAND) |                  \
      OT__LINSOL_BIT(OT_LINSOL_GMRES))
 
+/* What both CPU solvers have: lanes with bad inputs fail alone, per-lane
+ * times, stops, recorded and handled events, every kind of forward
+ * sensitivity, the adjoint and ARKODE's methods. */
+#define CPU_FLOW                                                                         \
+    .bad_inputs_alone = 1, .per_lane_times = 1, .stops = 1, .recorded_events = 1,        \
+    .fwd_sens = 1, .sens_dfdp = 1, .sens_initial = 1, .adjoint = 1, .arkode_methods = 1
+
 /* One CVODE(S) or ARKStep instance per worker thread, re-initialised per
  * lane: every lane is its own problem, so it has everything. */
 static const ot__solver lanes = {
+    CPU_FLOW,
     .name = "lanes",
-    .bad_inputs_alone = 1,
-    .per_lane_times = 1,
     .per_lane_starts = 1,
-    .stops = 1,
-    .recorded_events = 1,
-    .fwd_sens = 1,
-    .sens_dfdp = 1,
-    .sens_initial = 1,
-    .adjoint = 1,
     .adjoint_per_lane_times = 1,
-    .arkode_methods = 1,
     .linsols = ALL_LINSOLS,
     .working_memory = OT__WORK_PER_THREAD,
     .run = ot__lanes_run,
@@ -37,17 +36,9 @@ static const ot__solver lanes = {
  * together, its Jacobian is block-diagonal and factored densely
  * (block_dense.c), and its adjoint restarts the whole block. */
 static const ot__solver lockstep_cpu = {
+    CPU_FLOW,
     .name = "lockstep",
-    .bad_inputs_alone = 1,
     .lockstep = 1,
-    .per_lane_times = 1,
-    .stops = 1,
-    .recorded_events = 1,
-    .fwd_sens = 1,
-    .sens_dfdp = 1,
-    .sens_initial = 1,
-    .adjoint = 1,
-    .arkode_methods = 1,
     .linsols = OT__LINSOL_BIT(OT_LINSOL_DENSE),
     .working_memory = OT__WORK_PER_LANE,
     .run = ot__lockstep_cpu_run,

@@ -90,6 +90,19 @@ void ot__ig_free(ot__ig *ig)
     ig->mem = NULL;
 }
 
+void ot__ig_free_all(ot__ig *ig, const ot__ig_parts *parts)
+{
+    if (parts->yS)
+        N_VDestroyVectorArray(parts->yS, parts->ns);
+    if (parts->atolS)
+        N_VDestroyVectorArray(parts->atolS, parts->ns);
+    ot__ig_free(ig);
+    SUNLinSolFree(parts->LS);
+    SUNMatDestroy(parts->A);
+    SUNNonlinSolFree(parts->NLS);
+    SUNNonlinSolFree(parts->NLSsens);
+}
+
 /* ARKStep's share of ot__ig_setup (CVODE's is cv_setup.c's). */
 static int ark_setup(const ot__ig *ig, const ot__plan *pl, void *user, ot__cb *cb,
                      N_Vector atolv, SUNMatrix A, SUNLinearSolver LS, CVLsJacFn jac)

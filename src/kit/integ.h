@@ -61,6 +61,18 @@ int ot__ig_create(ot__ig *ig, const ot_ode *ode, const ot__ig_callbacks *cb, dou
                   N_Vector y, SUNContext ctx);
 void ot__ig_free(ot__ig *ig);
 
+/* What a driver made for its integrator (any may be NULL). */
+typedef struct {
+    N_Vector *yS, *atolS; /* ns sensitivity vectors and their tolerances */
+    int ns;
+    SUNLinearSolver LS;
+    SUNMatrix A;
+    SUNNonlinearSolver NLS, NLSsens;
+} ot__ig_parts;
+
+/* Frees the integrator (ot__ig_free) and the parts it used. */
+void ot__ig_free_all(ot__ig *ig, const ot__ig_parts *parts);
+
 /* "CVODE" or "ARKODE", for messages. */
 const char *ot__ig_name(const ot__ig *ig);
 

@@ -39,19 +39,36 @@ static void prepare(double *v, int64_t count, int first)
         memset(v, 0, (size_t)count * sizeof *v);
 }
 
+/* Before a derivative call: v [count] prepared (poisoned at the first
+ * call, to find what it leaves unwritten; zeroed after). @return whether
+ * this is the first call. */
+static int begin(double *v, int64_t count, int *first)
+{
+    const int check = *first;
+    *first = 0;
+    prepare(v, count, check);
+    return check;
+}
+
+/* After the call returned rc, the rules: its return code; at the first
+ * call every lane's block written; finite values. */
+static int after(ot__cb *cb, const char *name, const char *what, int rc, double t,
+                 double *v, int64_t per_lane, int64_t lanes, int64_t lane0, int check)
+{
+    if (rc != 0)
+        return ot__cb_returned(cb, name, rc, t, OT__CB_RETRY);
+    if (check && (rc = zero_unwritten(cb, name, v, per_lane, lanes, lane0)) != 0)
+        return rc;
+    return ot__cb_finite(cb, name, what, v, per_lane, lanes, lane0, t, OT__CB_RETRY);
+}
+
 int ot__derivs_jac(ot__cb *cb, const ot_ode *ode, double t, ot_view y, ot_view p,
                    double *J, int64_t lanes, int64_t lane0, int *first)
 {
     const int64_t n = y.layout.shape[0];
-    const int check = *first;
-    *first = 0;
-    prepare(J, n * n * lanes, check);
-    int rc = ode->jac(t, y, p, ot__view_mut_blocks(J, n, lanes), ode->user);
-    if (rc != 0)
-        return ot__cb_returned(cb, "jac", rc, t, OT__CB_RETRY);
-    if (check && (rc = zero_unwritten(cb, "jac", J, n * n, lanes, lane0)) != 0)
-        return rc;
-    return ot__cb_finite(cb, "jac", "J", J, n * n, lanes, lane0, t, OT__CB_RETRY);
+    const int check = begin(J, n * n * lanes, first);
+    const int rc = ode->jac(t, y, p, ot__view_mut_blocks(J, n, lanes), ode->user);
+    return after(cb, "jac", "J", rc, t, J, n * n, lanes, lane0, check);
 }
 
 int ot__derivs_dfdp(ot__cb *cb, const ot_ode *ode, double t, ot_view y, ot_view p,
@@ -60,17 +77,11 @@ int ot__derivs_dfdp(ot__cb *cb, const ot_ode *ode, double t, ot_view y, ot_view 
     const int64_t n = y.layout.shape[0], np = p.layout.shape[0];
     if (np == 0) /* sensitivities to initial values alone: no df/dp */
         return 0;
-    const int check = *first;
-    *first = 0;
-    prepare(D, n * np * lanes, check);
+    const int check = begin(D, n * np * lanes, first);
     ot_view_mut dv;
     dv.layout = ot__layout_compact(D, n, np, lanes, y.layout.device);
-    int rc = ode->dfdp(t, y, p, dv, ode->user);
-    if (rc != 0)
-        return ot__cb_returned(cb, "dfdp", rc, t, OT__CB_RETRY);
-    if (check && (rc = zero_unwritten(cb, "dfdp", D, n * np, lanes, lane0)) != 0)
-        return rc;
-    return ot__cb_finite(cb, "dfdp", "dfdp", D, n * np, lanes, lane0, t, OT__CB_RETRY);
+    const int rc = ode->dfdp(t, y, p, dv, ode->user);
+    return after(cb, "dfdp", "dfdp", rc, t, D, n * np, lanes, lane0, check);
 }
 
 int ot__sens_derivatives(ot__cb *cb, const ot_ode *ode, double t, ot_view y, ot_view p,

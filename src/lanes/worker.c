@@ -338,36 +338,18 @@ void ot__lanes_worker_free(ot__lanes_worker *w)
 {
     if (w == NULL)
         return;
-    if (w->yS)
-        N_VDestroyVectorArray(w->yS, (int)w->plan->ns);
-    if (w->atolS)
-        N_VDestroyVectorArray(w->atolS, (int)w->plan->ns);
-    ot__ig_free(&w->ig);
+    const ot__ig_parts parts = {w->yS, w->atolS, (int)w->plan->ns, w->LS,
+                                w->A,  w->NLS,   w->NLSsens};
+    ot__ig_free_all(&w->ig, &parts);
     ot__lanes_adjoint_free(w); /* after CVodeFree, which frees CVODES' part */
-    SUNLinSolFree(w->LS);
-    SUNMatDestroy(w->A);
-    SUNNonlinSolFree(w->NLS);
-    SUNNonlinSolFree(w->NLSsens);
     N_VDestroy(w->atolv);
     N_VDestroy(w->y);
     N_VDestroy(w->y0);
     SUNContext_Free(&w->ctx);
-    free(w->ys_scratch);
-    free(w->y0_scratch);
-    free(w->yp_scratch);
-    free(w->ym_scratch);
-    free(w->out_scratch);
-    free(w->diff_scratch);
-    free(w->sens_scratch);
-    free(w->yS0);
-    free(w->jac_scratch);
-    free(w->dfdp_scratch);
-    free(w->pbuf);
-    free(w->pbar);
-    free(w->plist);
-    free(w->pwork);
-    free(w->rootsfound);
-    free(w->ev_scratch);
+    OT__FREE_ALL(w->ys_scratch, w->y0_scratch, w->yp_scratch, w->ym_scratch,
+                 w->out_scratch, w->diff_scratch, w->sens_scratch, w->yS0, w->jac_scratch,
+                 w->dfdp_scratch, w->pbuf, w->pbar, w->plist, w->pwork, w->rootsfound,
+                 w->ev_scratch);
     ot__record_free(&w->steps);
     free(w);
 }

@@ -36,27 +36,16 @@ void ot__lockstep_init(ot__lockstep *L, const ot__plan *pl,
 
 void ot__lockstep_free_common(ot__lockstep *L)
 {
-    if (L->yS)
-        N_VDestroyVectorArray(L->yS, (int)L->nsv);
-    if (L->atolS)
-        N_VDestroyVectorArray(L->atolS, (int)L->nsv);
-    ot__ig_free(&L->ig);
-    SUNLinSolFree(L->LS);
-    SUNMatDestroy(L->A);
-    SUNNonlinSolFree(L->NLS);
-    SUNNonlinSolFree(L->NLSsens);
+    const ot__ig_parts parts = {L->yS, L->atolS, (int)L->nsv, L->LS,
+                                L->A,  L->NLS,   L->NLSsens};
+    ot__ig_free_all(&L->ig, &parts);
     N_VDestroy(L->y);
     N_VDestroy(L->yout);
     N_VDestroy(L->yr);
     N_VDestroy(L->ewt);
     N_VDestroy(L->atolv);
     SUNContext_Free(&L->ctx);
-    free(L->stopped);
-    free(L->rootsfound);
-    free(L->at);
-    free(L->next);
-    free(L->knext);
-    free(L->scratch);
+    OT__FREE_ALL(L->stopped, L->rootsfound, L->at, L->next, L->knext, L->scratch);
 }
 
 /* The per-lane atol vector from ode->atol_vec into L->atolv. */

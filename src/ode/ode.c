@@ -43,10 +43,7 @@ void ot_ode_free(ot_ode *ode)
 {
     if (ode == NULL)
         return;
-    free(ode->atol_vec);
-    free(ode->root_dir);
-    free(ode->event_action);
-    free(ode);
+    OT__FREE_ALL(ode->atol_vec, ode->root_dir, ode->event_action, ode);
 }
 
 int64_t ot_ode_nstates(const ot_ode *ode) { return ode ? ode->n : 0; }
@@ -56,37 +53,50 @@ int64_t ot_ode_nparams(const ot_ode *ode) { return ode ? ode->np : 0; }
     if (ode == NULL)                                                                     \
     return ot__fail(OT_ERR_ARG, fn ": ode is NULL")
 
-int ot_ode_set_jac(ot_ode *ode, ot_jac_fn jac)
-{
-    NEED_ODE("ot_ode_set_jac");
-    ode->jac = jac;
-    return OT_OK;
-}
+/* Setters every value of which is valid: callbacks (NULL removes one) and
+ * on/off flags (any nonzero is on). */
+#define SET_ANY(fn, type, field, value)                                                  \
+    int fn(ot_ode *ode, type arg)                                                        \
+    {                                                                                    \
+        NEED_ODE(#fn);                                                                   \
+        ode->field = (value);                                                            \
+        return OT_OK;                                                                    \
+    }
+SET_ANY(ot_ode_set_jac, ot_jac_fn, jac, arg)
+SET_ANY(ot_ode_set_dfdp, ot_dfdp_fn, dfdp, arg)
+SET_ANY(ot_ode_set_init, ot_init_fn, init, arg)
+SET_ANY(ot_ode_set_event_handler, ot_event_fn, event_fn, arg)
+SET_ANY(ot_ode_set_rhs_explicit, ot_rhs_fn, rhs_explicit, arg)
+SET_ANY(ot_ode_set_sens_initial, int, sens_initial, arg != 0)
+SET_ANY(ot_ode_set_stability_limit_detection, int, stab_limit, arg != 0)
+SET_ANY(ot_ode_set_outputs_on_device, int, outputs_on_device, arg != 0)
 
-int ot_ode_set_sens_initial(ot_ode *ode, int on)
-{
-    NEED_ODE("ot_ode_set_sens_initial");
-    ode->sens_initial = on != 0;
-    return OT_OK;
-}
-
-int ot_ode_set_dfdp(ot_ode *ode, ot_dfdp_fn dfdp)
-{
-    NEED_ODE("ot_ode_set_dfdp");
-    ode->dfdp = dfdp;
-    return OT_OK;
-}
-
-int ot_ode_set_init(ot_ode *ode, ot_init_fn init)
-{
-    NEED_ODE("ot_ode_set_init");
-    ode->init = init;
-    return OT_OK;
-}
+/* Setters of a count with a least value; `what` is the option's name in
+ * messages, `zero` what 0 means where it is allowed. */
+#define SET_AT_LEAST(fn, type, field, what, least, zero)                                 \
+    int fn(ot_ode *ode, type arg)                                                        \
+    {                                                                                    \
+        NEED_ODE(#fn);                                                                   \
+        if (arg < (least))                                                               \
+            return ot__fail(OT_ERR_VALUE, what ": %lld; must be >= %d" zero,             \
+                            (long long)arg, (least));                                    \
+        ode->field = arg;                                                                \
+        return OT_OK;                                                                    \
+    }
+SET_AT_LEAST(ot_ode_set_max_steps, int64_t, max_steps, "max_steps", 1, "")
+SET_AT_LEAST(ot_ode_set_max_events, int64_t, max_events, "max_events", 1, "")
+SET_AT_LEAST(ot_ode_set_lockstep_block, int64_t, lockstep_block, "lockstep_block", 0,
+             " (0: chosen from the state count)")
+SET_AT_LEAST(ot_ode_set_threads, int, threads, "threads", 0, " (0: one per core)")
+SET_AT_LEAST(ot_ode_set_krylov_dim, int, krylov_maxl, "krylov_dim", 0,
+             " (0: SUNDIALS' 5)")
 
 /* nout/nroots and their callback come and go together. */
-static int check_count_fn(const char *what, int64_t count, int has_fn)
+static int check_count_fn(const ot_ode *ode, const char *fn, const char *what,
+                          int64_t count, int has_fn)
 {
+    if (ode == NULL)
+        return ot__fail(OT_ERR_ARG, "%s: ode is NULL", fn);
     if (count < 0 || count > INT32_MAX)
         return ot__fail(OT_ERR_ARG, "%s: %lld; must be 0 to %d", what, (long long)count,
                         INT32_MAX);
@@ -98,19 +108,17 @@ static int check_count_fn(const char *what, int64_t count, int has_fn)
 
 int ot_ode_set_out(ot_ode *ode, int64_t nout, ot_out_fn out)
 {
-    NEED_ODE("ot_ode_set_out");
-    int st = check_count_fn("nout", nout, out != NULL);
-    if (st != OT_OK)
-        return st;
-    ode->nout = nout;
-    ode->out = out;
-    return OT_OK;
+    const int st = check_count_fn(ode, "ot_ode_set_out", "nout", nout, out != NULL);
+    if (st == OT_OK) {
+        ode->nout = nout;
+        ode->out = out;
+    }
+    return st;
 }
 
 int ot_ode_set_roots(ot_ode *ode, int64_t nroots, ot_root_fn root)
 {
-    NEED_ODE("ot_ode_set_roots");
-    int st = check_count_fn("nroots", nroots, root != NULL);
+    int st = check_count_fn(ode, "ot_ode_set_roots", "nroots", nroots, root != NULL);
     if (st != OT_OK)
         return st;
     ode->nroots = nroots;
@@ -159,23 +167,6 @@ int ot_ode_set_event_actions(ot_ode *ode, const int *actions)
                         OT_EVENT_ACTION_LAST, &ode->event_action);
 }
 
-int ot_ode_set_event_handler(ot_ode *ode, ot_event_fn handler)
-{
-    NEED_ODE("ot_ode_set_event_handler");
-    ode->event_fn = handler;
-    return OT_OK;
-}
-
-int ot_ode_set_max_events(ot_ode *ode, int64_t max_events)
-{
-    NEED_ODE("ot_ode_set_max_events");
-    if (max_events < 1)
-        return ot__fail(OT_ERR_VALUE, "max_events: %lld; must be >= 1",
-                        (long long)max_events);
-    ode->max_events = max_events;
-    return OT_OK;
-}
-
 int ot_ode_set_progress(ot_ode *ode, ot_progress_fn progress, void *user)
 {
     NEED_ODE("ot_ode_set_progress");
@@ -221,16 +212,6 @@ int ot_ode_set_bandwidths(ot_ode *ode, int64_t mupper, int64_t mlower)
     return OT_OK;
 }
 
-int ot_ode_set_krylov_dim(ot_ode *ode, int maxl)
-{
-    NEED_ODE("ot_ode_set_krylov_dim");
-    if (maxl < 0)
-        return ot__fail(OT_ERR_VALUE, "krylov_dim: %d; must be >= 0 (0: SUNDIALS' 5)",
-                        maxl);
-    ode->krylov_maxl = maxl;
-    return OT_OK;
-}
-
 int ot_ode_set_preconditioner(ot_ode *ode, ot_psetup_fn setup, ot_psolve_fn solve,
                               int64_t nwork)
 {
@@ -245,13 +226,6 @@ int ot_ode_set_preconditioner(ot_ode *ode, ot_psetup_fn setup, ot_psolve_fn solv
     ode->psetup = setup;
     ode->psolve = solve;
     ode->pwork = setup ? nwork : 0;
-    return OT_OK;
-}
-
-int ot_ode_set_rhs_explicit(ot_ode *ode, ot_rhs_fn rhs_explicit)
-{
-    NEED_ODE("ot_ode_set_rhs_explicit");
-    ode->rhs_explicit = rhs_explicit;
     return OT_OK;
 }
 
@@ -392,16 +366,6 @@ int ot_ode_set_max_step(ot_ode *ode, double hmax)
                       ode ? &ode->hmax : NULL);
 }
 
-int ot_ode_set_max_steps(ot_ode *ode, int64_t max_steps)
-{
-    NEED_ODE("ot_ode_set_max_steps");
-    if (max_steps < 1)
-        return ot__fail(OT_ERR_VALUE, "max_steps: %lld; must be >= 1",
-                        (long long)max_steps);
-    ode->max_steps = max_steps;
-    return OT_OK;
-}
-
 int ot_ode_set_max_order(ot_ode *ode, int max_order)
 {
     NEED_ODE("ot_ode_set_max_order");
@@ -411,35 +375,6 @@ int ot_ode_set_max_order(ot_ode *ode, int max_order)
                         "or 0 for the method's own maximum",
                         max_order);
     ode->max_order = max_order;
-    return OT_OK;
-}
-
-int ot_ode_set_stability_limit_detection(ot_ode *ode, int on)
-{
-    NEED_ODE("ot_ode_set_stability_limit_detection");
-    ode->stab_limit = on != 0;
-    return OT_OK;
-}
-
-int ot_ode_set_lockstep_block(ot_ode *ode, int64_t block)
-{
-    NEED_ODE("ot_ode_set_lockstep_block");
-    if (block < 0)
-        return ot__fail(
-            OT_ERR_VALUE,
-            "lockstep_block: %lld; must be >= 0 (0: chosen from the state count)",
-            (long long)block);
-    ode->lockstep_block = block;
-    return OT_OK;
-}
-
-int ot_ode_set_threads(ot_ode *ode, int threads)
-{
-    NEED_ODE("ot_ode_set_threads");
-    if (threads < 0)
-        return ot__fail(OT_ERR_VALUE, "threads: %d; must be >= 0 (0: one per core)",
-                        threads);
-    ode->threads = threads;
     return OT_OK;
 }
 
@@ -475,12 +410,5 @@ int ot_ode_set_device(ot_ode *ode, ot_device device)
                         "id >= 0",
                         (int)device.type, (int)device.id);
     ode->device = device;
-    return OT_OK;
-}
-
-int ot_ode_set_outputs_on_device(ot_ode *ode, int on_device)
-{
-    NEED_ODE("ot_ode_set_outputs_on_device");
-    ode->outputs_on_device = on_device != 0;
     return OT_OK;
 }

@@ -77,15 +77,9 @@ void ot_solution_free(ot_solution *sol)
     if (sol->message)
         for (int64_t b = 0; b < sol->nbatch; b++)
             free(sol->message[b]);
-    free(sol->sens);
-    free(sol->status);
-    free(sol->message);
     pthread_mutex_destroy(&sol->lock);
-    free(sol->count);
-    free(sol->root_index);
-    free(sol->root_time);
-    free(sol->stats);
-    free(sol);
+    OT__FREE_ALL(sol->sens, sol->status, sol->message, sol->count, sol->root_index,
+                 sol->root_time, sol->stats, sol);
 }
 
 int64_t ot_solution_nbatch(const ot_solution *sol) { return sol ? sol->nbatch : 0; }
