@@ -19,6 +19,15 @@
  * (y0 and params when device_ok), a device view. *on_device tells which.
  * Device inputs the plan must read itself (t_eval) come back as a host
  * copy that the solver makes (its host_copy hook). */
+
+/* The refusal of what the solver's row lacks: "arg: the <solver> solver
+ * rule", and how to choose another. */
+static int lacks(const ot__plan *pl, const char *arg, const char *rule)
+{
+    return ot__fail(OT_ERR_ARG, "%s: the %s solver %s (" OT__SOLVER_CHOICE ")", arg,
+                    pl->solver->name, rule);
+}
+
 static int as_f64(const ot__plan *pl, ot_view *v, ot_tensor **owned, const char *name,
                   int device_ok, int *on_device)
 {
@@ -351,10 +360,7 @@ static int check_extras(ot__plan *pl, ot_view t0, ot_view stops)
                         "stops: scheduled stops call the event handler, and the "
                         "problem has none (ot_ode_set_event_handler)");
     if (!pl->solver->stops)
-        return ot__fail(OT_ERR_ARG,
-                        "stops: the %s solver has no scheduled stops (" OT__SOLVER_CHOICE
-                        ")",
-                        pl->solver->name);
+        return lacks(pl, "stops", "has no scheduled stops");
     if ((st = extra_view(pl, stops, "stops", 1, &pl->stops, &pl->nstops,
                          &pl->stop_stride)) != OT_OK)
         return st;
@@ -418,15 +424,9 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
         return ot__fail(OT_ERR_ARG, "params: sensitivities need nparams >= 1 (or "
                                     "ot_ode_set_sens_initial)");
     if (kind == OT__SENS && !pl->solver->fwd_sens)
-        return ot__fail(OT_ERR_ARG,
-                        "ot_solve_fwd_sens: the %s solver has no forward sensitivities "
-                        "(" OT__SOLVER_CHOICE ")",
-                        pl->solver->name);
+        return lacks(pl, "ot_solve_fwd_sens", "has no forward sensitivities");
     if (kind == OT__SENS && ode->sens_initial && !pl->solver->sens_initial)
-        return ot__fail(OT_ERR_ARG,
-                        "sens_initial: the %s solver has sensitivities to parameters "
-                        "only (" OT__SOLVER_CHOICE ")",
-                        pl->solver->name);
+        return lacks(pl, "sens_initial", "has sensitivities to parameters only");
     const ot__method_info *m = ot__method(ode->method);
     int st;
     /* Checked here, not when set: the method may be set after them. */
@@ -438,16 +438,12 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
                         "dfdp: sensitivities from df/dp also need the Jacobian "
                         "(ot_ode_set_jac): their rhs is J s_j + df/dp_j");
     if (ode->dfdp && kind == OT__SENS && !pl->solver->sens_dfdp)
-        return ot__fail(OT_ERR_ARG,
-                        "dfdp: the %s solver computes sensitivities by difference "
-                        "quotients only; unset dfdp (" OT__SOLVER_CHOICE ")",
-                        pl->solver->name);
+        return lacks(pl, "dfdp",
+                     "computes sensitivities by difference quotients only; unset dfdp");
     if (ot__ode_records_events(ode) && !pl->solver->recorded_events)
-        return ot__fail(OT_ERR_ARG,
-                        "event_actions: the %s solver stops lanes at their roots only "
-                        "(OT_EVENT_STOP); record or handle events with another solver "
-                        "(" OT__SOLVER_CHOICE ")",
-                        pl->solver->name);
+        return lacks(pl, "event_actions",
+                     "stops lanes at their roots only (OT_EVENT_STOP); record or handle "
+                     "events with another solver");
     if (ot__ode_handles_events(ode) && ode->event_fn == NULL)
         return ot__fail(OT_ERR_ARG,
                         "event_actions: a root has OT_EVENT_HANDLE but the "
@@ -459,10 +455,7 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
             "sensitivities' jump at an event is not modelled; record the events "
             "(OT_EVENT_RECORD) or solve without sensitivities");
     if (kind == OT__ADJ && !pl->solver->adjoint)
-        return ot__fail(OT_ERR_ARG,
-                        "ot_solve_adjoint: the %s solver has no adjoint yet "
-                        "(" OT__SOLVER_CHOICE ")",
-                        pl->solver->name);
+        return lacks(pl, "ot_solve_adjoint", "has no adjoint yet");
     if (kind == OT__ADJ && ode->nroots > 0)
         return ot__fail(OT_ERR_ARG,
                         "roots: ot_solve_adjoint takes no root functions (the adjoint's "

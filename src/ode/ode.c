@@ -91,6 +91,20 @@ SET_AT_LEAST(ot_ode_set_threads, int, threads, "threads", 0, " (0: one per core)
 SET_AT_LEAST(ot_ode_set_krylov_dim, int, krylov_maxl, "krylov_dim", 0,
              " (0: SUNDIALS' 5)")
 
+/* Setters of one of two values. */
+#define SET_EITHER(fn, type, field, what, a, b, status)                                  \
+    int fn(ot_ode *ode, type arg)                                                        \
+    {                                                                                    \
+        NEED_ODE(#fn);                                                                   \
+        if (arg != (a) && arg != (b))                                                    \
+            return ot__fail(status, what ": %d is neither " #a " nor " #b, (int)arg);    \
+        ode->field = arg;                                                                \
+        return OT_OK;                                                                    \
+    }
+SET_EITHER(ot_ode_set_mode, ot_mode, mode, "mode", OT_LANES, OT_LOCKSTEP, OT_ERR_ARG)
+SET_EITHER(ot_ode_set_output_dtype, ot_dtype, out_dtype, "output_dtype", OT_F32, OT_F64,
+           OT_ERR_DTYPE)
+
 /* nout/nroots and their callback come and go together. */
 static int check_count_fn(const ot_ode *ode, const char *fn, const char *what,
                           int64_t count, int has_fn)
@@ -226,16 +240,6 @@ int ot_ode_set_preconditioner(ot_ode *ode, ot_psetup_fn setup, ot_psolve_fn solv
     ode->psetup = setup;
     ode->psolve = solve;
     ode->pwork = setup ? nwork : 0;
-    return OT_OK;
-}
-
-int ot_ode_set_mode(ot_ode *ode, ot_mode mode)
-{
-    NEED_ODE("ot_ode_set_mode");
-    if (mode != OT_LANES && mode != OT_LOCKSTEP)
-        return ot__fail(OT_ERR_ARG, "mode: %d is neither OT_LANES nor OT_LOCKSTEP",
-                        (int)mode);
-    ode->mode = mode;
     return OT_OK;
 }
 
@@ -375,16 +379,6 @@ int ot_ode_set_max_order(ot_ode *ode, int max_order)
                         "or 0 for the method's own maximum",
                         max_order);
     ode->max_order = max_order;
-    return OT_OK;
-}
-
-int ot_ode_set_output_dtype(ot_ode *ode, ot_dtype dtype)
-{
-    NEED_ODE("ot_ode_set_output_dtype");
-    if (dtype != OT_F32 && dtype != OT_F64)
-        return ot__fail(OT_ERR_DTYPE, "output_dtype: %d is neither OT_F32 nor OT_F64",
-                        (int)dtype);
-    ode->out_dtype = dtype;
     return OT_OK;
 }
 
