@@ -42,6 +42,29 @@ static inline double ot__sens_step(const double *p, int64_t np, int64_t j)
     return ot__fd_step(j < np ? p[j] : 1.0);
 }
 
+/* A callback over k lanes at (y, p) into out [rows, k]: y [n, k] (NULL
+ * for init, which takes only p), p [np, k]. @return OT_OK or a status. */
+typedef int (*ot__central_fn)(void *ctx, const double *y, const double *p, double *out);
+
+/* The scratch of ot__central for k lanes (each its own array). */
+typedef struct {
+    int64_t k, n, np, rows;
+    double *yp, *ym; /* [n, k]; unused without y */
+    double *pp;      /* [np, k] */
+    double *minus;   /* [rows, k]: f(-); may be yp (no longer read then) */
+} ot__central_space;
+
+/* Sensitivity j of fn's output, for k lanes at once, by central
+ * differences into out [rows, k]: along (s_j, e_j) from (y, p) with the
+ * step ot__sens_step of each lane, along e_j alone without y (init), along
+ * s_j alone for an initial value's (j >= np). init's initial sensitivities
+ * out's output sensitivities and lockstep's sensitivity rhs, in every
+ * mode: out = f(+), then (f(+) - f(-)) / (2 h).
+ * @return OT_OK or fn's status. */
+int ot__central(ot__central_fn fn, void *ctx, const ot__central_space *sp,
+                const double *y, const double *s, const double *p, int64_t j,
+                double *out);
+
 /* CVODES' estimated sensitivity tolerances (CVodeSensEEtolerances: the
  * states' tolerances with atol / pbar_j) take one pbar_j for all lanes of
  * a lockstep vector, so they are given as vectors instead

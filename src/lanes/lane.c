@@ -46,6 +46,13 @@ static int call_init(ot__lanes_worker *w, ot_view p, double *y)
     return OT_OK;
 }
 
+static int init_at(void *ctx, const double *y, const double *p, double *out)
+{
+    (void)y;
+    ot__lanes_worker *w = ctx;
+    return call_init(w, ot__view_compact(p, w->plan->np, 1), out);
+}
+
 /* Points w->y0 at lane b's initial state and fills the initial sensitivities
  * (zero, or central differences of init when init computes y0). */
 static int lane_start(ot__lanes_worker *w, int64_t b)
@@ -75,18 +82,11 @@ static int lane_start(ot__lanes_worker *w, int64_t b)
                 s[j - np] = 1.0;
             continue;
         }
-        double *pp = w->pbuf + np;
-        memcpy(pp, w->pbuf, (size_t)np * sizeof *pp);
-        const double h = ot__fd_step(w->pbuf[j]);
-        pp[j] = w->pbuf[j] + h;
-        int st = call_init(w, ot__view_compact(pp, np, 1), w->yp_scratch);
-        pp[j] = w->pbuf[j] - h;
-        if (st == OT_OK)
-            st = call_init(w, ot__view_compact(pp, np, 1), w->ym_scratch);
+        const ot__central_space sp = {1,    n,    np,           n,
+                                      NULL, NULL, w->pbuf + np, w->yp_scratch};
+        const int st = ot__central(init_at, w, &sp, NULL, NULL, w->pbuf, j, s);
         if (st != OT_OK)
             return st;
-        for (int64_t i = 0; i < n; i++)
-            s[i] = (w->yp_scratch[i] - w->ym_scratch[i]) / (2 * h);
     }
     return OT_OK;
 }
@@ -101,30 +101,31 @@ int ot__lanes_call_out(ot__lanes_worker *w, double t, const double *y, ot_view p
                             (const double *)p.layout.data, o);
 }
 
-/* Output sensitivity j: central difference of out along (s_j, e_j), or
- * along s_j alone for an initial value's (j >= np). */
+typedef struct {
+    ot__lanes_worker *w;
+    double t;
+} out_call;
+
+static int out_at(void *ctx, const double *y, const double *p, double *o)
+{
+    const out_call *c = ctx;
+    return ot__lanes_call_out(c->w, c->t, y, ot__view_compact(p, c->w->plan->np, 1), o);
+}
+
+/* Output sensitivity j (ot__central). */
 static int out_sens(ot__lanes_worker *w, double t, const double *y, const double *s,
                     int64_t j, double *dst)
 {
-    const int64_t n = w->n, np = w->plan->np, nout = w->plan->rows;
-    double *pp = w->pbuf + np;
-    memcpy(pp, w->pbuf, (size_t)np * sizeof *pp);
-    const double h = ot__sens_step(w->pbuf, np, j);
-    for (int64_t i = 0; i < n; i++) {
-        w->yp_scratch[i] = y[i] + h * s[i];
-        w->ym_scratch[i] = y[i] - h * s[i];
-    }
-    if (j < np)
-        pp[j] = w->pbuf[j] + h;
-    int st = ot__lanes_call_out(w, t, w->yp_scratch, ot__view_compact(pp, np, 1),
-                                w->diff_scratch);
-    if (j < np)
-        pp[j] = w->pbuf[j] - h;
-    if (st == OT_OK)
-        st = ot__lanes_call_out(w, t, w->ym_scratch, ot__view_compact(pp, np, 1), dst);
-    for (int64_t r = 0; st == OT_OK && r < nout; r++)
-        dst[r] = (w->diff_scratch[r] - dst[r]) / (2 * h);
-    return st;
+    out_call c = {w, t};
+    const ot__central_space sp = {1,
+                                  w->n,
+                                  w->plan->np,
+                                  w->plan->rows,
+                                  w->yp_scratch,
+                                  w->ym_scratch,
+                                  w->pbuf + w->plan->np,
+                                  w->diff_scratch};
+    return ot__central(out_at, &c, &sp, y, s, w->pbuf, j, dst);
 }
 
 /* Records output i of lane b at time t from state y (and sensitivities in

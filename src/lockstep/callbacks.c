@@ -162,6 +162,17 @@ static int sens_from_derivatives(ot__lockstep *L, int ns, double t, N_Vector y,
     return 0;
 }
 
+typedef struct {
+    ot__lockstep *L;
+    double t;
+} rhs_call;
+
+static int rhs_at(void *ctx, const double *y, const double *p, double *f)
+{
+    const rhs_call *c = ctx;
+    return call_rhs(c->L, c->t, y, p, f);
+}
+
 /* ySdot_j = (f(y + h s_j, p + h e_j) - f(y - h s_j, p - h e_j)) / 2h, with
  * h per lane from the parameter's size. */
 static int sens_rhs_cb(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Vector *yS,
@@ -173,33 +184,16 @@ static int sens_rhs_cb(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Vecto
         return -1;
     if (L->plan->ode->dfdp)
         return sens_from_derivatives(L, ns, t, y, yS, ySdot);
-    const int64_t n = L->n, nbatch = L->nbatch, np = L->np;
-    const double *yd = N_VGetArrayPointer(y);
+    rhs_call c = {L, t};
+    const ot__central_space sp = {L->nbatch, L->n,  L->np, L->n,
+                                  L->yp,     L->ym, L->pp, L->yp};
     for (int j = 0; j < ns; j++) {
-        const double *s = N_VGetArrayPointer(yS[j]);
-        double *out = N_VGetArrayPointer(ySdot[j]);
-        memcpy(L->pp, L->p, (size_t)(np * nbatch) * sizeof *L->pp);
-        for (int64_t b = 0; b < nbatch; b++) { /* j >= np: an initial value's, s alone */
-            const double h = ot__sens_step(L->p + b * np, np, j);
-            L->inc[b] = h;
-            for (int64_t i = b * n; i < (b + 1) * n; i++) {
-                L->yp[i] = yd[i] + h * s[i];
-                L->ym[i] = yd[i] - h * s[i];
-            }
-            if (j < np)
-                L->pp[b * np + j] = L->p[b * np + j] + h;
-        }
-        int rc = call_rhs(L, t, L->yp, L->pp, out);
-        for (int64_t b = 0; j < np && b < nbatch; b++)
-            L->pp[b * np + j] = L->p[b * np + j] - L->inc[b];
-        if (rc == 0)
-            rc = call_rhs(L, t, L->ym, L->pp, L->yp);
+        const int rc =
+            ot__central(rhs_at, &c, &sp, N_VGetArrayPointer(y), N_VGetArrayPointer(yS[j]),
+                        L->p, j, N_VGetArrayPointer(ySdot[j]));
         L->dq_rhs_evals += 2;
         if (rc != 0)
             return rc;
-        for (int64_t b = 0; b < nbatch; b++)
-            for (int64_t i = b * n; i < (b + 1) * n; i++)
-                out[i] = (out[i] - L->yp[i]) / (2 * L->inc[b]);
     }
     return 0;
 }

@@ -66,6 +66,12 @@ static int call_init(ot__lockstep *L, const double *p, double *y)
     return OT_OK;
 }
 
+static int init_at(void *ctx, const double *y, const double *p, double *out)
+{
+    (void)y;
+    return call_init(ctx, p, out);
+}
+
 /* y0 for every lane into L->y, and the initial sensitivities (zero, or
  * central differences of init). */
 static int initial_state(ot__lockstep *L)
@@ -87,19 +93,10 @@ static int initial_state(ot__lockstep *L)
             s[b * n + j - np] = 1.0;
         if (pl->has_y0 || j >= np)
             continue;
-        memcpy(L->pp, L->p, (size_t)(np * nbatch) * sizeof *L->pp);
-        for (int64_t b = 0; b < nbatch; b++)
-            L->pp[b * np + j] += ot__fd_step(L->p[b * np + j]);
-        int st = call_init(L, L->pp, L->yp);
-        for (int64_t b = 0; b < nbatch; b++)
-            L->pp[b * np + j] = L->p[b * np + j] - ot__fd_step(L->p[b * np + j]);
-        if (st == OT_OK)
-            st = call_init(L, L->pp, L->ym);
+        const ot__central_space sp = {nbatch, n, np, n, NULL, NULL, L->pp, L->yp};
+        const int st = ot__central(init_at, L, &sp, NULL, NULL, L->p, j, s);
         if (st != OT_OK)
             return st;
-        for (int64_t b = 0; b < nbatch; b++)
-            for (int64_t i = b * n; i < (b + 1) * n; i++)
-                s[i] = (L->yp[i] - L->ym[i]) / (2 * ot__fd_step(L->p[b * np + j]));
     }
     if (ot__lockstep_isolate_nonfinite(L, "init", "y0", y, n, NAN, OT__CB_FINAL) != 0 &&
         L->unit.nfailed < L->nbatch)
@@ -152,35 +149,25 @@ static const double *rows_at(ot__lockstep *L, double t, const double *y, int *st
     return L->o;
 }
 
-/* Output sensitivity j for all lanes into L->o2 (central differences of out
- * along (s_j, e_j), or along s_j alone for an initial value's, j >= np). */
+typedef struct {
+    ot__lockstep *L;
+    double t;
+} out_call;
+
+static int out_at(void *ctx, const double *y, const double *p, double *o)
+{
+    const out_call *c = ctx;
+    return call_out(c->L, c->t, y, p, o);
+}
+
+/* Output sensitivity j for all lanes into L->o2 (ot__central). */
 static int out_sens(ot__lockstep *L, double t, const double *y, const double *s,
                     int64_t j)
 {
-    const int64_t n = L->n, nbatch = L->nbatch, np = L->np;
-    memcpy(L->pp, L->p, (size_t)(np * nbatch) * sizeof *L->pp);
-    for (int64_t b = 0; b < nbatch; b++) {
-        const double h = ot__sens_step(L->p + b * np, np, j);
-        for (int64_t i = b * n; i < (b + 1) * n; i++) {
-            L->yp[i] = y[i] + h * s[i];
-            L->ym[i] = y[i] - h * s[i];
-        }
-        if (j < np)
-            L->pp[b * np + j] += h;
-    }
-    int st = call_out(L, t, L->yp, L->pp, L->o2);
-    for (int64_t b = 0; j < np && b < nbatch; b++)
-        L->pp[b * np + j] = L->p[b * np + j] - ot__fd_step(L->p[b * np + j]);
-    if (st == OT_OK)
-        st = call_out(L, t, L->ym, L->pp, L->o);
-    if (st != OT_OK)
-        return st;
-    for (int64_t b = 0; b < nbatch; b++) {
-        const double h2 = 2 * ot__sens_step(L->p + b * np, np, j);
-        for (int64_t r = b * L->rows; r < (b + 1) * L->rows; r++)
-            L->o2[r] = (L->o2[r] - L->o[r]) / h2;
-    }
-    return OT_OK;
+    out_call c = {L, t};
+    const ot__central_space sp = {L->nbatch, L->n,  L->np, L->rows,
+                                  L->yp,     L->ym, L->pp, L->o};
+    return ot__central(out_at, &c, &sp, y, s, L->p, j, L->o2);
 }
 
 /* Stores output L->at[b] of each due lane from state y. */
