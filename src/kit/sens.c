@@ -107,7 +107,7 @@ int ot__sens_estimated(const ot_ode *ode)
     return !(ode->sens_rtol > 0 || ode->sens_atol > 0);
 }
 
-int ot__central(ot__central_fn fn, void *ctx, const ot__central_space *sp,
+int ot__central(ot__central_fn fn, void *ctx, const ot__central_space *sp, double t,
                 const double *y, const double *s, const double *p, int64_t j, double *out)
 {
     const int64_t k = sp->k, n = sp->n, np = sp->np, rows = sp->rows;
@@ -121,11 +121,11 @@ int ot__central(ot__central_fn fn, void *ctx, const ot__central_space *sp,
         if (j < np)
             sp->pp[b * np + j] = p[b * np + j] + h;
     }
-    int st = fn(ctx, y ? sp->yp : NULL, sp->pp, out);
+    int st = fn(ctx, t, y ? sp->yp : NULL, sp->pp, out);
     for (int64_t b = 0; j < np && b < k; b++)
         sp->pp[b * np + j] = p[b * np + j] - ot__sens_step(p + b * np, np, j);
     if (st == OT_OK)
-        st = fn(ctx, y ? sp->ym : NULL, sp->pp, sp->minus);
+        st = fn(ctx, t, y ? sp->ym : NULL, sp->pp, sp->minus);
     for (int64_t b = 0; st == OT_OK && b < k; b++) {
         const double h2 = 2 * ot__sens_step(p + b * np, np, j);
         for (int64_t r = b * rows; r < (b + 1) * rows; r++)

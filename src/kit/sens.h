@@ -42,9 +42,10 @@ static inline double ot__sens_step(const double *p, int64_t np, int64_t j)
     return ot__fd_step(j < np ? p[j] : 1.0);
 }
 
-/* A callback over k lanes at (y, p) into out [rows, k]: y [n, k] (NULL
+/* A callback over k lanes at (t, y, p) into out [rows, k]: y [n, k] (NULL
  * for init, which takes only p), p [np, k]. @return OT_OK or a status. */
-typedef int (*ot__central_fn)(void *ctx, const double *y, const double *p, double *out);
+typedef int (*ot__central_fn)(void *ctx, double t, const double *y, const double *p,
+                              double *out);
 
 /* The scratch of ot__central for k lanes (each its own array). */
 typedef struct {
@@ -61,7 +62,7 @@ typedef struct {
  * out's output sensitivities and lockstep's sensitivity rhs, in every
  * mode: out = f(+), then (f(+) - f(-)) / (2 h).
  * @return OT_OK or fn's status. */
-int ot__central(ot__central_fn fn, void *ctx, const ot__central_space *sp,
+int ot__central(ot__central_fn fn, void *ctx, const ot__central_space *sp, double t,
                 const double *y, const double *s, const double *p, int64_t j,
                 double *out);
 

@@ -46,9 +46,9 @@ static int call_init(ot__lanes_worker *w, ot_view p, double *y)
     return OT_OK;
 }
 
-static int init_at(void *ctx, const double *y, const double *p, double *out)
+static int init_at(void *ctx, double t, const double *y, const double *p, double *out)
 {
-    (void)y;
+    (void)t, (void)y;
     ot__lanes_worker *w = ctx;
     return call_init(w, ot__view_compact(p, w->plan->np, 1), out);
 }
@@ -84,7 +84,7 @@ static int lane_start(ot__lanes_worker *w, int64_t b)
         }
         const ot__central_space sp = {1,    n,    np,           n,
                                       NULL, NULL, w->pbuf + np, w->yp_scratch};
-        const int st = ot__central(init_at, w, &sp, NULL, NULL, w->pbuf, j, s);
+        const int st = ot__central(init_at, w, &sp, NAN, NULL, NULL, w->pbuf, j, s);
         if (st != OT_OK)
             return st;
     }
@@ -101,22 +101,16 @@ int ot__lanes_call_out(ot__lanes_worker *w, double t, const double *y, ot_view p
                             (const double *)p.layout.data, o);
 }
 
-typedef struct {
-    ot__lanes_worker *w;
-    double t;
-} out_call;
-
-static int out_at(void *ctx, const double *y, const double *p, double *o)
+static int out_at(void *ctx, double t, const double *y, const double *p, double *o)
 {
-    const out_call *c = ctx;
-    return ot__lanes_call_out(c->w, c->t, y, ot__view_compact(p, c->w->plan->np, 1), o);
+    ot__lanes_worker *w = ctx;
+    return ot__lanes_call_out(w, t, y, ot__view_compact(p, w->plan->np, 1), o);
 }
 
 /* Output sensitivity j (ot__central). */
 static int out_sens(ot__lanes_worker *w, double t, const double *y, const double *s,
                     int64_t j, double *dst)
 {
-    out_call c = {w, t};
     const ot__central_space sp = {1,
                                   w->n,
                                   w->plan->np,
@@ -125,7 +119,7 @@ static int out_sens(ot__lanes_worker *w, double t, const double *y, const double
                                   w->ym_scratch,
                                   w->pbuf + w->plan->np,
                                   w->diff_scratch};
-    return ot__central(out_at, &c, &sp, y, s, w->pbuf, j, dst);
+    return ot__central(out_at, w, &sp, t, y, s, w->pbuf, j, dst);
 }
 
 /* Records output i of lane b at time t from state y (and sensitivities in

@@ -162,15 +162,9 @@ static int sens_from_derivatives(ot__lockstep *L, int ns, double t, N_Vector y,
     return 0;
 }
 
-typedef struct {
-    ot__lockstep *L;
-    double t;
-} rhs_call;
-
-static int rhs_at(void *ctx, const double *y, const double *p, double *f)
+static int rhs_at(void *ctx, double t, const double *y, const double *p, double *f)
 {
-    const rhs_call *c = ctx;
-    return call_rhs(c->L, c->t, y, p, f);
+    return call_rhs(ctx, t, y, p, f);
 }
 
 /* ySdot_j = (f(y + h s_j, p + h e_j) - f(y - h s_j, p - h e_j)) / 2h, with
@@ -184,13 +178,12 @@ static int sens_rhs_cb(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Vecto
         return -1;
     if (L->plan->ode->dfdp)
         return sens_from_derivatives(L, ns, t, y, yS, ySdot);
-    rhs_call c = {L, t};
     const ot__central_space sp = {L->nbatch, L->n,  L->np, L->n,
                                   L->yp,     L->ym, L->pp, L->yp};
     for (int j = 0; j < ns; j++) {
         const int rc =
-            ot__central(rhs_at, &c, &sp, N_VGetArrayPointer(y), N_VGetArrayPointer(yS[j]),
-                        L->p, j, N_VGetArrayPointer(ySdot[j]));
+            ot__central(rhs_at, L, &sp, t, N_VGetArrayPointer(y),
+                        N_VGetArrayPointer(yS[j]), L->p, j, N_VGetArrayPointer(ySdot[j]));
         L->dq_rhs_evals += 2;
         if (rc != 0)
             return rc;

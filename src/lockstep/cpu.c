@@ -66,9 +66,9 @@ static int call_init(ot__lockstep *L, const double *p, double *y)
     return OT_OK;
 }
 
-static int init_at(void *ctx, const double *y, const double *p, double *out)
+static int init_at(void *ctx, double t, const double *y, const double *p, double *out)
 {
-    (void)y;
+    (void)t, (void)y;
     return call_init(ctx, p, out);
 }
 
@@ -94,7 +94,7 @@ static int initial_state(ot__lockstep *L)
         if (pl->has_y0 || j >= np)
             continue;
         const ot__central_space sp = {nbatch, n, np, n, NULL, NULL, L->pp, L->yp};
-        const int st = ot__central(init_at, L, &sp, NULL, NULL, L->p, j, s);
+        const int st = ot__central(init_at, L, &sp, NAN, NULL, NULL, L->p, j, s);
         if (st != OT_OK)
             return st;
     }
@@ -149,25 +149,18 @@ static const double *rows_at(ot__lockstep *L, double t, const double *y, int *st
     return L->o;
 }
 
-typedef struct {
-    ot__lockstep *L;
-    double t;
-} out_call;
-
-static int out_at(void *ctx, const double *y, const double *p, double *o)
+static int out_at(void *ctx, double t, const double *y, const double *p, double *o)
 {
-    const out_call *c = ctx;
-    return call_out(c->L, c->t, y, p, o);
+    return call_out(ctx, t, y, p, o);
 }
 
 /* Output sensitivity j for all lanes into L->o2 (ot__central). */
 static int out_sens(ot__lockstep *L, double t, const double *y, const double *s,
                     int64_t j)
 {
-    out_call c = {L, t};
     const ot__central_space sp = {L->nbatch, L->n,  L->np, L->rows,
                                   L->yp,     L->ym, L->pp, L->o};
-    return ot__central(out_at, &c, &sp, y, s, L->p, j, L->o2);
+    return ot__central(out_at, L, &sp, t, y, s, L->p, j, L->o2);
 }
 
 /* Stores output L->at[b] of each due lane from state y. */
