@@ -1,12 +1,14 @@
 /* Block-diagonal matrix and batched LU on the device. The own kernel gives
  * each lane one thread that factors (partial pivoting) or solves its n x n
- * block; cuBLAS' getrf/getrsBatched is the alternative for comparison
+ * block with lockstep's arithmetic (lockstep/block_lu.h); cuBLAS'
+ * getrf/getrsBatched is the alternative for comparison
  * (bench/gpu_robertson measures both). */
 #include <cublas_v2.h>
 #include <stdlib.h>
 
 #include "cuda/cuda_impl.h"
 #include "kit/sun_compat.h"
+#include "lockstep/block_lu.h"
 
 namespace
 {
@@ -116,67 +118,20 @@ SUNMatrix clone(SUNMatrix A)
 
 /* ---- LU ------------------------------------------------------------------ */
 
-__global__ void lu_factor(double *a, int *piv, int64_t n, int64_t nbatch, int *fail)
+__global__ void lu_factor(double *a, sunindextype *piv, int64_t n, int64_t nbatch,
+                          int *fail)
 {
     const int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (b >= nbatch)
-        return;
-    double *A = a + b * n * n;
-    int *p = piv + b * n;
-    for (int64_t k = 0; k < n; k++) {
-        int64_t l = k;
-        double m = fabs(A[k * n + k]);
-        for (int64_t i = k + 1; i < n; i++)
-            if (fabs(A[k * n + i]) > m) {
-                m = fabs(A[k * n + i]);
-                l = i;
-            }
-        p[k] = (int)l;
-        if (m == 0) {
-            atomicMax(fail, 1);
-            return;
-        }
-        if (l != k)
-            for (int64_t j = 0; j < n; j++) {
-                const double t = A[j * n + k];
-                A[j * n + k] = A[j * n + l];
-                A[j * n + l] = t;
-            }
-        const double inv = 1.0 / A[k * n + k];
-        for (int64_t i = k + 1; i < n; i++)
-            A[k * n + i] *= inv;
-        for (int64_t j = k + 1; j < n; j++) {
-            const double akj = A[j * n + k];
-            if (akj != 0)
-                for (int64_t i = k + 1; i < n; i++)
-                    A[j * n + i] -= A[k * n + i] * akj;
-        }
-    }
+    if (b < nbatch && ot__lu_factor(a + b * n * n, n, piv + b * n) != 0)
+        atomicMax(fail, 1);
 }
 
-__global__ void lu_solve(const double *a, const int *piv, double *x, int64_t n,
+__global__ void lu_solve(const double *a, const sunindextype *piv, double *x, int64_t n,
                          int64_t nbatch)
 {
     const int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (b >= nbatch)
-        return;
-    const double *A = a + b * n * n;
-    const int *p = piv + b * n;
-    double *xb = x + b * n;
-    for (int64_t k = 0; k < n; k++)
-        if (p[k] != k) {
-            const double t = xb[k];
-            xb[k] = xb[p[k]];
-            xb[p[k]] = t;
-        }
-    for (int64_t k = 0; k < n; k++)
-        for (int64_t i = k + 1; i < n; i++)
-            xb[i] -= A[k * n + i] * xb[k];
-    for (int64_t k = n - 1; k >= 0; k--) {
-        xb[k] /= A[k * n + k];
-        for (int64_t i = 0; i < k; i++)
-            xb[i] -= A[k * n + i] * xb[k];
-    }
+    if (b < nbatch)
+        ot__lu_solve(a + b * n * n, n, piv + b * n, x + b * n);
 }
 
 __global__ void block_pointers(double **ptr, double *base, int64_t stride, int64_t nbatch)
@@ -195,9 +150,9 @@ __global__ void any_nonzero(const int *info, int64_t nbatch, int *fail)
 
 struct solver_content {
     int64_t n, nbatch;
-    int *piv;              /* device n * nbatch */
+    sunindextype *piv;     /* device n * nbatch (own kernels) */
     int *fail;             /* device word */
-    int *info;             /* device nbatch (cuBLAS) */
+    int *ipiv, *info;      /* device n * nbatch, nbatch (cuBLAS) */
     double **aptr, **bptr; /* device nbatch each (cuBLAS) */
     cublasHandle_t handle; /* NULL: own kernels */
     long last_flag;
@@ -226,8 +181,8 @@ int ls_setup(SUNLinearSolver S, SUNMatrix A)
                                                     c->nbatch);
         if (cudaGetLastError() != cudaSuccess)
             return OT__SUNLS_EXT_FAIL;
-        if (cublasDgetrfBatched(c->handle, (int)c->n, c->aptr, (int)c->n, c->piv, c->info,
-                                (int)c->nbatch) != CUBLAS_STATUS_SUCCESS)
+        if (cublasDgetrfBatched(c->handle, (int)c->n, c->aptr, (int)c->n, c->ipiv,
+                                c->info, (int)c->nbatch) != CUBLAS_STATUS_SUCCESS)
             return OT__SUNLS_EXT_FAIL;
         any_nonzero<<<OT_CUDA_GRID(c->nbatch)>>>(c->info, c->nbatch, c->fail);
     } else {
@@ -254,7 +209,7 @@ int ls_solve(SUNLinearSolver S, SUNMatrix A, N_Vector x, N_Vector b, sunrealtype
         if (cudaGetLastError() != cudaSuccess)
             return OT__SUNLS_EXT_FAIL;
         if (cublasDgetrsBatched(c->handle, CUBLAS_OP_N, (int)c->n, 1, c->aptr, (int)c->n,
-                                c->piv, c->bptr, (int)c->n, &info,
+                                c->ipiv, c->bptr, (int)c->n, &info,
                                 (int)c->nbatch) != CUBLAS_STATUS_SUCCESS ||
             info != 0)
             return OT__SUNLS_EXT_FAIL;
@@ -275,6 +230,7 @@ int ls_free(SUNLinearSolver S)
         solver_content *c = sc(S);
         cudaFree(c->piv);
         cudaFree(c->fail);
+        cudaFree(c->ipiv);
         cudaFree(c->info);
         cudaFree(c->aptr);
         cudaFree(c->bptr);
@@ -332,16 +288,18 @@ SUNLinearSolver ot__cuda_block_solver_new(int64_t n, int64_t nbatch, int use_cub
     S->content = c;
     c->n = n;
     c->nbatch = nbatch;
-    bool ok =
-        cudaMalloc((void **)&c->piv, (size_t)(n * nbatch) * sizeof(int)) == cudaSuccess &&
-        cudaMalloc((void **)&c->fail, sizeof(int)) == cudaSuccess;
+    const size_t npiv = (size_t)(n * nbatch);
+    bool ok = cudaMalloc((void **)&c->fail, sizeof(int)) == cudaSuccess;
     if (ok && use_cublas)
-        ok = cudaMalloc((void **)&c->info, (size_t)nbatch * sizeof(int)) == cudaSuccess &&
+        ok = cudaMalloc((void **)&c->ipiv, npiv * sizeof(int)) == cudaSuccess &&
+             cudaMalloc((void **)&c->info, (size_t)nbatch * sizeof(int)) == cudaSuccess &&
              cudaMalloc((void **)&c->aptr, (size_t)nbatch * sizeof(double *)) ==
                  cudaSuccess &&
              cudaMalloc((void **)&c->bptr, (size_t)nbatch * sizeof(double *)) ==
                  cudaSuccess &&
              cublasCreate(&c->handle) == CUBLAS_STATUS_SUCCESS;
+    else if (ok)
+        ok = cudaMalloc((void **)&c->piv, npiv * sizeof *c->piv) == cudaSuccess;
     if (!ok) {
         ls_free(S);
         return NULL;

@@ -2,12 +2,12 @@
  * out [n, n, nbatch] column-major, the layout of the jac callback's view) and
  * a direct SUNLinearSolver that LU-factors and solves every block in one
  * loop, with the arithmetic of SUNDIALS' dense GETRF/GETRS. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sundials/sundials_dense.h>
 
 #include "core/alloc.h"
+#include "lockstep/block_lu.h"
 #include "lockstep/lockstep.h"
 #include "kit/sun_compat.h"
 
@@ -161,79 +161,20 @@ typedef struct {
     sunindextype last_flag;
 } solver_content;
 
-/* LU with partial pivoting of one column-major n x n block, in place, and
- * the solve with it: the operations of SUNDlsMat_denseGETRF/GETRS (which
- * lanes mode's SUNLinSol_Dense calls) in the same order, so one lane of
- * lockstep stays bit-identical to lanes mode. Calling SUNDIALS' generic
- * routine per block cost a call, n column pointers and loops of unknown
- * length each time: a quarter of lockstep's instructions at n = 3. Up to
- * n = 4 every block is done here in one loop, with n a constant the
- * compiler unrolls (factor_all, solve_all): 20 % fewer instructions in all
- * at n = 3. From n = 5 on the loops are long enough for SUNDIALS' own
- * (built -O3, vectorised), which measured faster at n = 64. Returns 0, or
- * k + 1 when pivot k is zero. */
-static inline sunindextype lu_factor(sunrealtype *a, sunindextype n, sunindextype *p)
-{
-    for (sunindextype k = 0; k < n; k++) {
-        sunrealtype *col_k = a + k * n;
-        sunindextype l = k;
-        for (sunindextype i = k + 1; i < n; i++)
-            if (fabs(col_k[i]) > fabs(col_k[l]))
-                l = i;
-        p[k] = l;
-        if (col_k[l] == 0)
-            return k + 1;
-        if (l != k)
-            for (sunindextype i = 0; i < n; i++) {
-                const sunrealtype t = a[i * n + l];
-                a[i * n + l] = a[i * n + k];
-                a[i * n + k] = t;
-            }
-        const sunrealtype mult = 1.0 / col_k[k];
-        for (sunindextype i = k + 1; i < n; i++)
-            col_k[i] *= mult;
-        for (sunindextype j = k + 1; j < n; j++) {
-            sunrealtype *col_j = a + j * n;
-            const sunrealtype a_kj = col_j[k];
-            if (a_kj != 0)
-                for (sunindextype i = k + 1; i < n; i++)
-                    col_j[i] -= a_kj * col_k[i];
-        }
-    }
-    return 0;
-}
-
-static inline void lu_solve(const sunrealtype *a, sunindextype n, const sunindextype *p,
-                            sunrealtype *b)
-{
-    for (sunindextype k = 0; k < n; k++) {
-        const sunindextype pk = p[k];
-        if (pk != k) {
-            const sunrealtype t = b[k];
-            b[k] = b[pk];
-            b[pk] = t;
-        }
-    }
-    for (sunindextype k = 0; k < n - 1; k++) {
-        const sunrealtype *col_k = a + k * n;
-        for (sunindextype i = k + 1; i < n; i++)
-            b[i] -= col_k[i] * b[k];
-    }
-    for (sunindextype k = n - 1; k > 0; k--) {
-        const sunrealtype *col_k = a + k * n;
-        b[k] /= col_k[k];
-        for (sunindextype i = 0; i < k; i++)
-            b[i] -= col_k[i] * b[k];
-    }
-    b[0] /= a[0];
-}
+/* Calling SUNDIALS' generic GETRF/GETRS per block cost a call, n column
+ * pointers and loops of unknown length each time: a quarter of lockstep's
+ * instructions at n = 3. Up to n = 4 every block is done by ot__lu_factor
+ * and ot__lu_solve (block_lu.h) in one loop, with n a constant the compiler
+ * unrolls (factor_all, solve_all): 20 % fewer instructions in all at n = 3.
+ * From n = 5 on the loops are long enough for SUNDIALS' own (built -O3,
+ * vectorised), which measured faster at n = 64. */
 
 /* Every block; the first singular one's flag (b n + k + 1), or 0. */
 static inline sunindextype factor_blocks(sunrealtype *a, sunindextype n,
                                          sunindextype nbatch, sunindextype *p)
 {
     for (sunindextype b = 0; b < nbatch; b++) {
-        const sunindextype f = lu_factor(a + b * n * n, n, p + b * n);
+        const sunindextype f = ot__lu_factor(a + b * n * n, n, p + b * n);
         if (f != 0)
             return b * n + f;
     }
@@ -244,7 +185,7 @@ static inline void solve_blocks(const sunrealtype *a, sunindextype n, sunindexty
                                 const sunindextype *p, sunrealtype *x)
 {
     for (sunindextype b = 0; b < nbatch; b++)
-        lu_solve(a + b * n * n, n, p + b * n, x + b * n);
+        ot__lu_solve(a + b * n * n, n, p + b * n, x + b * n);
 }
 
 static sunindextype factor_all(solver_content *c, sunrealtype *a)
