@@ -165,14 +165,20 @@ typedef struct {
  * pointers and loops of unknown length each time: a quarter of lockstep's
  * instructions at n = 3. Up to n = 4 every block is done by ot__lu_factor
  * and ot__lu_solve (block_lu.h) in one loop, with n a constant the compiler
- * unrolls (factor_all, solve_all): 20 % fewer instructions in all at n = 3.
- * From n = 5 on the loops are long enough for SUNDIALS' own (built -O3,
- * vectorised), which measured faster at n = 64. */
+ * unrolls: 20 % fewer instructions in all at n = 3. From n = 5 on the loops
+ * are long enough for SUNDIALS' own (built -O3, vectorised), which measured
+ * faster at n = 64. */
 
-/* Every block; the first singular one's flag (b n + k + 1), or 0. */
-static inline sunindextype factor_blocks(sunrealtype *a, sunindextype n,
-                                         sunindextype nbatch, sunindextype *p)
+/* Every block of a factored in place (x NULL), or x solved with the factors;
+ * the first singular block's flag (b n + k + 1), or 0. */
+static inline sunindextype blocks(sunrealtype *a, sunindextype n, sunindextype nbatch,
+                                  sunindextype *p, sunrealtype *x)
 {
+    if (x != NULL) {
+        for (sunindextype b = 0; b < nbatch; b++)
+            ot__lu_solve(a + b * n * n, n, p + b * n, x + b * n);
+        return 0;
+    }
     for (sunindextype b = 0; b < nbatch; b++) {
         const sunindextype f = ot__lu_factor(a + b * n * n, n, p + b * n);
         if (f != 0)
@@ -181,62 +187,32 @@ static inline sunindextype factor_blocks(sunrealtype *a, sunindextype n,
     return 0;
 }
 
-static inline void solve_blocks(const sunrealtype *a, sunindextype n, sunindextype nbatch,
-                                const sunindextype *p, sunrealtype *x)
-{
-    for (sunindextype b = 0; b < nbatch; b++)
-        ot__lu_solve(a + b * n * n, n, p + b * n, x + b * n);
-}
-
-static sunindextype factor_all(solver_content *c, sunrealtype *a)
+static sunindextype factor_or_solve(solver_content *c, sunrealtype *a, sunrealtype *x)
 {
     const sunindextype n = c->n, nbatch = c->nbatch;
     sunindextype *p = c->pivots;
     switch (n) { /* a constant n: loops the compiler can unroll */
     case 1:
-        return factor_blocks(a, 1, nbatch, p);
+        return blocks(a, 1, nbatch, p, x);
     case 2:
-        return factor_blocks(a, 2, nbatch, p);
+        return blocks(a, 2, nbatch, p, x);
     case 3:
-        return factor_blocks(a, 3, nbatch, p);
+        return blocks(a, 3, nbatch, p, x);
     case 4:
-        return factor_blocks(a, 4, nbatch, p);
-    default:
-        for (sunindextype b = 0; b < nbatch; b++) {
-            for (sunindextype j = 0; j < n; j++)
-                c->cols[j] = a + b * n * n + j * n;
-            const sunindextype f = SUNDlsMat_denseGETRF(c->cols, n, n, p + b * n);
-            if (f != 0)
-                return b * n + f;
-        }
-        return 0;
+        return blocks(a, 4, nbatch, p, x);
     }
-}
-
-static void solve_all(solver_content *c, sunrealtype *a, sunrealtype *x)
-{
-    const sunindextype n = c->n, nbatch = c->nbatch;
-    sunindextype *p = c->pivots;
-    switch (n) {
-    case 1:
-        solve_blocks(a, 1, nbatch, p, x);
-        break;
-    case 2:
-        solve_blocks(a, 2, nbatch, p, x);
-        break;
-    case 3:
-        solve_blocks(a, 3, nbatch, p, x);
-        break;
-    case 4:
-        solve_blocks(a, 4, nbatch, p, x);
-        break;
-    default:
-        for (sunindextype b = 0; b < nbatch; b++) {
-            for (sunindextype j = 0; j < n; j++)
-                c->cols[j] = a + b * n * n + j * n;
+    for (sunindextype b = 0; b < nbatch; b++) {
+        for (sunindextype j = 0; j < n; j++)
+            c->cols[j] = a + b * n * n + j * n;
+        if (x != NULL) {
             SUNDlsMat_denseGETRS(c->cols, n, p + b * n, x + b * n);
+            continue;
         }
+        const sunindextype f = SUNDlsMat_denseGETRF(c->cols, n, n, p + b * n);
+        if (f != 0)
+            return b * n + f;
     }
+    return 0;
 }
 
 static solver_content *sc(SUNLinearSolver S) { return (solver_content *)S->content; }
@@ -264,7 +240,7 @@ static int ls_initialize(SUNLinearSolver S)
 static int ls_setup(SUNLinearSolver S, SUNMatrix A)
 {
     solver_content *c = sc(S);
-    c->last_flag = factor_all(c, ot__lockstep_block_data(A));
+    c->last_flag = factor_or_solve(c, ot__lockstep_block_data(A), NULL);
     return c->last_flag ? SUNLS_LUFACT_FAIL : OT__SUN_SUCCESS;
 }
 
@@ -275,7 +251,7 @@ static int ls_solve(SUNLinearSolver S, SUNMatrix A, N_Vector x, N_Vector b,
     solver_content *c = sc(S);
     sunrealtype *a = ot__lockstep_block_data(A);
     N_VScale(1.0, b, x);
-    solve_all(c, a, N_VGetArrayPointer(x));
+    factor_or_solve(c, a, N_VGetArrayPointer(x));
     c->last_flag = 0;
     return OT__SUN_SUCCESS;
 }
