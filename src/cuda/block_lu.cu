@@ -1,8 +1,9 @@
 /* Block-diagonal matrix and batched LU on the device. The own kernel gives
  * each lane one thread that factors (partial pivoting) or solves its n x n
  * block with lockstep's arithmetic (lockstep/block_lu.h); cuBLAS'
- * getrf/getrsBatched is the alternative for comparison
- * (bench/gpu_robertson measures both). */
+ * getrf/getrsBatched is the alternative for comparison (bench/gpu_robertson
+ * measures both). The constructors and the ops that leave the data alone are
+ * lockstep's (block_dense.c). */
 #include <cublas_v2.h>
 #include <stdlib.h>
 
@@ -13,13 +14,7 @@
 namespace
 {
 
-struct block_content {
-    int64_t n, nbatch;
-    double *a; /* device, n * n * nbatch */
-};
-
-block_content *bc(SUNMatrix A) { return (block_content *)A->content; }
-size_t total(SUNMatrix A) { return (size_t)(bc(A)->n * bc(A)->n * bc(A)->nbatch); }
+ot__block_content *bc(SUNMatrix A) { return ot__block(A); }
 
 __global__ void scale_add_i(double *a, double c, int64_t n, int64_t count)
 {
@@ -58,28 +53,25 @@ unsigned grid_for(size_t count)
     return (unsigned)((count + 255) / 256 > 65535 ? 65535 : (count + 255) / 256);
 }
 
-SUNMatrix_ID get_id(SUNMatrix) { return SUNMATRIX_CUSTOM; }
-
-void destroy(SUNMatrix A)
+double *alloc_device(size_t count, int)
 {
-    if (A == NULL)
-        return;
-    if (A->content)
-        cudaFree(bc(A)->a);
-    free(A->content);
-    A->content = NULL;
-    SUNMatFreeEmpty(A);
+    double *d = NULL;
+    return cudaMalloc((void **)&d, count * sizeof *d) == cudaSuccess ? d : NULL;
 }
+
+void free_device(double *d) { cudaFree(d); }
 
 int zero(SUNMatrix A)
 {
-    return cudaMemsetAsync(bc(A)->a, 0, total(A) * sizeof(double)) == cudaSuccess ? 0
-                                                                                  : -1;
+    return cudaMemsetAsync(bc(A)->data, 0, ot__block_count(A) * sizeof(double)) ==
+                   cudaSuccess
+               ? 0
+               : -1;
 }
 
 int copy(SUNMatrix A, SUNMatrix B)
 {
-    return cudaMemcpyAsync(bc(B)->a, bc(A)->a, total(A) * sizeof(double),
+    return cudaMemcpyAsync(bc(B)->data, bc(A)->data, ot__block_count(A) * sizeof(double),
                            cudaMemcpyDeviceToDevice) == cudaSuccess
                ? 0
                : -1;
@@ -87,34 +79,27 @@ int copy(SUNMatrix A, SUNMatrix B)
 
 int scaleaddi(sunrealtype c, SUNMatrix A)
 {
-    scale_add_i<<<grid_for(total(A)), 256>>>(bc(A)->a, c, bc(A)->n, (int64_t)total(A));
+    const size_t count = ot__block_count(A);
+    scale_add_i<<<grid_for(count), 256>>>(bc(A)->data, c, bc(A)->n, (int64_t)count);
     return cudaGetLastError() == cudaSuccess ? 0 : -1;
 }
 
 int scaleadd(sunrealtype c, SUNMatrix A, SUNMatrix B)
 {
-    scale_add<<<grid_for(total(A)), 256>>>(bc(A)->a, c, bc(B)->a, (int64_t)total(A));
+    const size_t count = ot__block_count(A);
+    scale_add<<<grid_for(count), 256>>>(bc(A)->data, c, bc(B)->data, (int64_t)count);
     return cudaGetLastError() == cudaSuccess ? 0 : -1;
 }
 
 int mv(SUNMatrix A, N_Vector x, N_Vector y)
 {
-    matvec<<<OT_CUDA_GRID(bc(A)->nbatch)>>>(bc(A)->a, ot__dptr(x), ot__dptr(y), bc(A)->n,
-                                            bc(A)->nbatch);
+    matvec<<<OT_CUDA_GRID(bc(A)->nbatch)>>>(bc(A)->data, ot__dptr(x), ot__dptr(y),
+                                            bc(A)->n, bc(A)->nbatch);
     return cudaGetLastError() == cudaSuccess ? 0 : -1;
 }
 
-int space(SUNMatrix A, long *lrw, long *liw)
-{
-    *lrw = (long)total(A);
-    *liw = 2;
-    return 0;
-}
-
-SUNMatrix clone(SUNMatrix A)
-{
-    return ot__cuda_block_matrix_new(bc(A)->n, bc(A)->nbatch, A->sunctx);
-}
+const ot__block_matrix_ops device_matrix = {
+    {alloc_device, free_device}, zero, copy, scaleadd, scaleaddi, mv};
 
 /* ---- LU ------------------------------------------------------------------ */
 
@@ -149,51 +134,40 @@ __global__ void any_nonzero(const int *info, int64_t nbatch, int *fail)
 }
 
 struct solver_content {
-    int64_t n, nbatch;
+    ot__block_solver_head head;
     sunindextype *piv;     /* device n * nbatch (own kernels) */
     int *fail;             /* device word */
     int *ipiv, *info;      /* device n * nbatch, nbatch (cuBLAS) */
     double **aptr, **bptr; /* device nbatch each (cuBLAS) */
     cublasHandle_t handle; /* NULL: own kernels */
-    long last_flag;
 };
 
 solver_content *sc(SUNLinearSolver S) { return (solver_content *)S->content; }
-
-SUNLinearSolver_Type ls_type(SUNLinearSolver) { return SUNLINEARSOLVER_DIRECT; }
-SUNLinearSolver_ID ls_id(SUNLinearSolver) { return SUNLINEARSOLVER_CUSTOM; }
-
-int ls_initialize(SUNLinearSolver S)
-{
-    sc(S)->last_flag = 0;
-    return 0;
-}
 
 /* A singular block is a recoverable failure, as with SUNDIALS' dense LU. */
 int ls_setup(SUNLinearSolver S, SUNMatrix A)
 {
     solver_content *c = sc(S);
+    const int64_t n = c->head.n, nbatch = c->head.nbatch;
     int fail = 0;
     if (cudaMemsetAsync(c->fail, 0, sizeof(int)) != cudaSuccess)
         return OT__SUNLS_MEM_FAIL;
     if (c->handle) {
-        block_pointers<<<OT_CUDA_GRID(c->nbatch)>>>(c->aptr, bc(A)->a, c->n * c->n,
-                                                    c->nbatch);
+        block_pointers<<<OT_CUDA_GRID(nbatch)>>>(c->aptr, bc(A)->data, n * n, nbatch);
         if (cudaGetLastError() != cudaSuccess)
             return OT__SUNLS_EXT_FAIL;
-        if (cublasDgetrfBatched(c->handle, (int)c->n, c->aptr, (int)c->n, c->ipiv,
-                                c->info, (int)c->nbatch) != CUBLAS_STATUS_SUCCESS)
+        if (cublasDgetrfBatched(c->handle, (int)n, c->aptr, (int)n, c->ipiv, c->info,
+                                (int)nbatch) != CUBLAS_STATUS_SUCCESS)
             return OT__SUNLS_EXT_FAIL;
-        any_nonzero<<<OT_CUDA_GRID(c->nbatch)>>>(c->info, c->nbatch, c->fail);
+        any_nonzero<<<OT_CUDA_GRID(nbatch)>>>(c->info, nbatch, c->fail);
     } else {
-        lu_factor<<<OT_CUDA_GRID(c->nbatch)>>>(bc(A)->a, c->piv, c->n, c->nbatch,
-                                               c->fail);
+        lu_factor<<<OT_CUDA_GRID(nbatch)>>>(bc(A)->data, c->piv, n, nbatch, c->fail);
     }
     /* A failed launch leaves fail at 0: "factored" with nothing done. */
     if (cudaGetLastError() != cudaSuccess ||
         cudaMemcpy(&fail, c->fail, sizeof fail, cudaMemcpyDeviceToHost) != cudaSuccess)
         return OT__SUNLS_EXT_FAIL;
-    c->last_flag = fail;
+    c->head.last_flag = fail;
     return fail ? SUNLS_LUFACT_FAIL : OT__SUN_SUCCESS;
 }
 
@@ -201,32 +175,27 @@ int ls_solve(SUNLinearSolver S, SUNMatrix A, N_Vector x, N_Vector b, sunrealtype
 {
     (void)tol;
     solver_content *c = sc(S);
+    const int64_t n = c->head.n, nbatch = c->head.nbatch;
     N_VScale(1.0, b, x);
     if (c->handle) {
         int info = 0;
-        block_pointers<<<OT_CUDA_GRID(c->nbatch)>>>(c->bptr, ot__dptr(x), c->n,
-                                                    c->nbatch);
+        block_pointers<<<OT_CUDA_GRID(nbatch)>>>(c->bptr, ot__dptr(x), n, nbatch);
         if (cudaGetLastError() != cudaSuccess)
             return OT__SUNLS_EXT_FAIL;
-        if (cublasDgetrsBatched(c->handle, CUBLAS_OP_N, (int)c->n, 1, c->aptr, (int)c->n,
-                                c->ipiv, c->bptr, (int)c->n, &info,
-                                (int)c->nbatch) != CUBLAS_STATUS_SUCCESS ||
+        if (cublasDgetrsBatched(c->handle, CUBLAS_OP_N, (int)n, 1, c->aptr, (int)n,
+                                c->ipiv, c->bptr, (int)n, &info,
+                                (int)nbatch) != CUBLAS_STATUS_SUCCESS ||
             info != 0)
             return OT__SUNLS_EXT_FAIL;
     } else {
-        lu_solve<<<OT_CUDA_GRID(c->nbatch)>>>(bc(A)->a, c->piv, ot__dptr(x), c->n,
-                                              c->nbatch);
+        lu_solve<<<OT_CUDA_GRID(nbatch)>>>(bc(A)->data, c->piv, ot__dptr(x), n, nbatch);
     }
     return cudaGetLastError() == cudaSuccess ? OT__SUN_SUCCESS : OT__SUNLS_EXT_FAIL;
 }
 
-sunindextype ls_last_flag(SUNLinearSolver S) { return sc(S)->last_flag; }
-
 int ls_free(SUNLinearSolver S)
 {
-    if (S == NULL)
-        return 0;
-    if (S->content) {
+    if (S && S->content) {
         solver_content *c = sc(S);
         cudaFree(c->piv);
         cudaFree(c->fail);
@@ -236,58 +205,27 @@ int ls_free(SUNLinearSolver S)
         cudaFree(c->bptr);
         if (c->handle)
             cublasDestroy(c->handle);
-        free(c);
-        S->content = NULL;
     }
-    SUNLinSolFreeEmpty(S);
-    return 0;
+    return ot__block_solver_free(S);
 }
+
+const ot__block_solver_ops device_solver = {sizeof(solver_content), ls_setup, ls_solve,
+                                            ls_free};
 
 } // namespace
 
 SUNMatrix ot__cuda_block_matrix_new(int64_t n, int64_t nbatch, SUNContext ctx)
 {
-    SUNMatrix A = SUNMatNewEmpty(ctx);
-    block_content *c = A ? (block_content *)calloc(1, sizeof *c) : NULL;
-    if (c == NULL) {
-        SUNMatFreeEmpty(A);
-        return NULL;
-    }
-    A->content = c;
-    c->n = n;
-    c->nbatch = nbatch;
-    if (cudaMalloc((void **)&c->a, (size_t)(n * n * nbatch) * sizeof(double)) !=
-        cudaSuccess) {
-        c->a = NULL;
-        destroy(A);
-        return NULL;
-    }
-    A->ops->getid = get_id;
-    A->ops->clone = clone;
-    A->ops->destroy = destroy;
-    A->ops->zero = zero;
-    A->ops->copy = copy;
-    A->ops->scaleadd = scaleadd;
-    A->ops->scaleaddi = scaleaddi;
-    A->ops->matvec = mv;
-    A->ops->space = space;
-    return A;
+    return ot__block_matrix_new(n, nbatch, &device_matrix, ctx, 0);
 }
-
-double *ot__cuda_block_data(SUNMatrix A) { return bc(A)->a; }
 
 SUNLinearSolver ot__cuda_block_solver_new(int64_t n, int64_t nbatch, int use_cublas,
                                           SUNContext ctx)
 {
-    SUNLinearSolver S = SUNLinSolNewEmpty(ctx);
-    solver_content *c = S ? (solver_content *)calloc(1, sizeof *c) : NULL;
-    if (c == NULL) {
-        SUNLinSolFreeEmpty(S);
+    SUNLinearSolver S = ot__block_solver_new(n, nbatch, &device_solver, ctx);
+    if (S == NULL)
         return NULL;
-    }
-    S->content = c;
-    c->n = n;
-    c->nbatch = nbatch;
+    solver_content *c = sc(S);
     const size_t npiv = (size_t)(n * nbatch);
     bool ok = cudaMalloc((void **)&c->fail, sizeof(int)) == cudaSuccess;
     if (ok && use_cublas)
@@ -304,12 +242,5 @@ SUNLinearSolver ot__cuda_block_solver_new(int64_t n, int64_t nbatch, int use_cub
         ls_free(S);
         return NULL;
     }
-    S->ops->gettype = ls_type;
-    S->ops->getid = ls_id;
-    S->ops->initialize = ls_initialize;
-    S->ops->setup = ls_setup;
-    S->ops->solve = ls_solve;
-    S->ops->lastflag = ls_last_flag;
-    S->ops->free = ls_free;
     return S;
 }

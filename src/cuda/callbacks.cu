@@ -113,7 +113,7 @@ static int jac_cb(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *ud,
     ot__cuda_state *S = state(L);
     const ot_ode *ode = L->plan->ode;
     const int64_t n = L->n, nbatch = L->nbatch;
-    double *a = ot__cuda_block_data(J);
+    double *a = ot__lockstep_block_data(J);
     if (ot__cb_stopped(&L->cb))
         return -1;
     if (ode->jac) {

@@ -47,10 +47,10 @@ void ot__cuda_lane_norm(N_Vector v, int64_t n, const unsigned char *mask,
 
 /* ---- block_lu.cu ---------------------------------------------------------- */
 
-/* Block-diagonal matrix on the device, [n, n, nbatch] column-major. Ownership:
- * the caller's (SUNMatDestroy). NULL when out of memory. */
+/* Block-diagonal matrix on the device, [n, n, nbatch] column-major, its data
+ * at ot__lockstep_block_data. Ownership: the caller's (SUNMatDestroy). NULL
+ * when out of memory. */
 SUNMatrix ot__cuda_block_matrix_new(int64_t n, int64_t nbatch, SUNContext ctx);
-double *ot__cuda_block_data(SUNMatrix A);
 /* Batched LU of the blocks: own kernel (one thread a lane), or cuBLAS
  * getrf/getrsBatched when use_cublas. NULL when out of memory. */
 SUNLinearSolver ot__cuda_block_solver_new(int64_t n, int64_t nbatch, int use_cublas,

@@ -1,7 +1,8 @@
 /* Lockstep: a block-diagonal SUNMatrix (one dense n x n block per lane, laid
  * out [n, n, nbatch] column-major, the layout of the jac callback's view) and
  * a direct SUNLinearSolver that LU-factors and solves every block in one
- * loop, with the arithmetic of SUNDIALS' dense GETRF/GETRS. */
+ * loop, with the arithmetic of SUNDIALS' dense GETRF/GETRS; and the
+ * constructors both these and CUDA's (cuda/block_lu.cu) are made by. */
 #include <stdlib.h>
 #include <string.h>
 #include <sundials/sundials_dense.h>
@@ -11,12 +12,9 @@
 #include "lockstep/lockstep.h"
 #include "kit/sun_compat.h"
 
-typedef struct {
-    sunindextype n, nbatch;
-    sunrealtype *data; /* n * n * nbatch */
-} block_content;
+/* ---- The ops both backends share ----------------------------------------- */
 
-static block_content *bc(SUNMatrix A) { return (block_content *)A->content; }
+static ot__block_content *bc(SUNMatrix A) { return ot__block(A); }
 
 static SUNMatrix_ID get_id(SUNMatrix A)
 {
@@ -29,35 +27,149 @@ static void destroy(SUNMatrix A)
     if (A == NULL)
         return;
     if (A->content)
-        free(bc(A)->data);
+        bc(A)->ops->data.free(bc(A)->data);
     free(A->content);
     A->content = NULL;
     SUNMatFreeEmpty(A);
 }
 
-static size_t block_count(SUNMatrix A)
+/* CVODE clones the matrix through SUNMatClone, which in SUNDIALS 6.4.1
+ * crashes on a NULL clone, so clones allocate outside alloc.h's injection
+ * points (see nv_clone.h). */
+static SUNMatrix clone(SUNMatrix A)
 {
-    return (size_t)(bc(A)->n * bc(A)->n * bc(A)->nbatch);
+    return ot__block_matrix_new(bc(A)->n, bc(A)->nbatch, bc(A)->ops, A->sunctx, 0);
 }
+
+static int space(SUNMatrix A, long *lrw, long *liw)
+{
+    *lrw = (long)ot__block_count(A);
+    *liw = 2;
+    return 0;
+}
+
+SUNMatrix ot__block_matrix_new(sunindextype n, sunindextype nbatch,
+                               const ot__block_matrix_ops *ops, SUNContext ctx,
+                               int counted)
+{
+    SUNMatrix A = counted ? OT__SUN_NEW(SUNMatNewEmpty(ctx)) : SUNMatNewEmpty(ctx);
+    if (A == NULL)
+        return NULL;
+    *A->ops = (struct _generic_SUNMatrix_Ops){.getid = get_id,
+                                              .clone = clone,
+                                              .destroy = destroy,
+                                              .space = space,
+                                              .zero = ops->zero,
+                                              .copy = ops->copy,
+                                              .scaleadd = ops->scale_add,
+                                              .scaleaddi = ops->scale_add_i,
+                                              .matvec = ops->matvec};
+    ot__block_content *c = A->content =
+        counted ? OT__CALLOC(1, sizeof *c) : calloc(1, sizeof *c);
+    if (c)
+        *c = (ot__block_content){n, nbatch,
+                                 ops->data.alloc((size_t)(n * n * nbatch), counted), ops};
+    if (c == NULL || c->data == NULL) {
+        destroy(A);
+        return NULL;
+    }
+    return A;
+}
+
+sunrealtype *ot__lockstep_block_data(SUNMatrix A) { return bc(A)->data; }
+
+static ot__block_solver_head *head(SUNLinearSolver S)
+{
+    return (ot__block_solver_head *)S->content;
+}
+
+static SUNLinearSolver_Type ls_type(SUNLinearSolver S)
+{
+    (void)S;
+    return SUNLINEARSOLVER_DIRECT;
+}
+
+static SUNLinearSolver_ID ls_id(SUNLinearSolver S)
+{
+    (void)S;
+    return SUNLINEARSOLVER_CUSTOM;
+}
+
+static int ls_initialize(SUNLinearSolver S)
+{
+    head(S)->last_flag = 0;
+    return 0;
+}
+
+static sunindextype ls_last_flag(SUNLinearSolver S) { return head(S)->last_flag; }
+
+static int ls_space(SUNLinearSolver S, long *lrw, long *liw)
+{
+    *lrw = 0;
+    *liw = (long)(head(S)->n * head(S)->nbatch); /* the pivots */
+    return 0;
+}
+
+SUNLinearSolver ot__block_solver_new(sunindextype n, sunindextype nbatch,
+                                     const ot__block_solver_ops *ops, SUNContext ctx)
+{
+    SUNLinearSolver S = OT__SUN_NEW(SUNLinSolNewEmpty(ctx));
+    ot__block_solver_head *c = S ? OT__CALLOC(1, ops->size) : NULL;
+    if (c == NULL) {
+        SUNLinSolFreeEmpty(S);
+        return NULL;
+    }
+    S->content = c;
+    c->n = n;
+    c->nbatch = nbatch;
+    *S->ops = (struct _generic_SUNLinearSolver_Ops){.gettype = ls_type,
+                                                    .getid = ls_id,
+                                                    .initialize = ls_initialize,
+                                                    .setup = ops->setup,
+                                                    .solve = ops->solve,
+                                                    .lastflag = ls_last_flag,
+                                                    .space = ls_space,
+                                                    .free = ops->free};
+    return S;
+}
+
+int ot__block_solver_free(SUNLinearSolver S)
+{
+    if (S == NULL)
+        return 0;
+    free(S->content);
+    S->content = NULL;
+    SUNLinSolFreeEmpty(S);
+    return 0;
+}
+
+/* ---- The CPU matrix ------------------------------------------------------- */
+
+static sunrealtype *alloc_data(size_t count, int counted)
+{
+    return counted ? OT__CALLOC(count, sizeof(sunrealtype))
+                   : calloc(count, sizeof(sunrealtype));
+}
+
+static void free_data(sunrealtype *data) { free(data); }
 
 static int zero(SUNMatrix A)
 {
-    memset(bc(A)->data, 0, block_count(A) * sizeof(sunrealtype));
+    memset(bc(A)->data, 0, ot__block_count(A) * sizeof(sunrealtype));
     return 0;
 }
 
 static int copy(SUNMatrix A, SUNMatrix B)
 {
-    memcpy(bc(B)->data, bc(A)->data, block_count(A) * sizeof(sunrealtype));
+    memcpy(bc(B)->data, bc(A)->data, ot__block_count(A) * sizeof(sunrealtype));
     return 0;
 }
 
-/* A = c A + I, block by block. */
 static int scale_add_i(sunrealtype c, SUNMatrix A)
 {
     const sunindextype n = bc(A)->n;
     sunrealtype *a = bc(A)->data;
-    const size_t total = block_count(A);
+    const size_t total = ot__block_count(A);
     for (size_t k = 0; k < total; k++)
         a[k] *= c;
     for (sunindextype b = 0; b < bc(A)->nbatch; b++)
@@ -66,18 +178,16 @@ static int scale_add_i(sunrealtype c, SUNMatrix A)
     return 0;
 }
 
-/* A = c A + B. */
 static int scale_add(sunrealtype c, SUNMatrix A, SUNMatrix B)
 {
     sunrealtype *a = bc(A)->data;
     const sunrealtype *b = bc(B)->data;
-    const size_t total = block_count(A);
+    const size_t total = ot__block_count(A);
     for (size_t k = 0; k < total; k++)
         a[k] = c * a[k] + b[k];
     return 0;
 }
 
-/* y = A x per block. */
 static int matvec(SUNMatrix A, N_Vector x, N_Vector y)
 {
     const sunindextype n = bc(A)->n;
@@ -95,70 +205,21 @@ static int matvec(SUNMatrix A, N_Vector x, N_Vector y)
     return 0;
 }
 
-static int space(SUNMatrix A, long *lrw, long *liw)
-{
-    *lrw = (long)block_count(A);
-    *liw = 2;
-    return 0;
-}
-
-static SUNMatrix make_matrix(sunindextype n, sunindextype nbatch, SUNContext ctx,
-                             int counted);
-
-/* CVODE clones the matrix through SUNMatClone, which in SUNDIALS 6.4.1
- * crashes on a NULL clone, so clones allocate outside alloc.h's injection
- * points (see nv_clone.h). */
-static SUNMatrix clone(SUNMatrix A)
-{
-    return make_matrix(bc(A)->n, bc(A)->nbatch, A->sunctx, 0);
-}
+static const ot__block_matrix_ops host_matrix = {
+    {alloc_data, free_data}, zero, copy, scale_add, scale_add_i, matvec};
 
 SUNMatrix ot__lockstep_block_matrix_new(sunindextype n, sunindextype nbatch,
                                         SUNContext ctx)
 {
-    return make_matrix(n, nbatch, ctx, 1);
+    return ot__block_matrix_new(n, nbatch, &host_matrix, ctx, 1);
 }
 
-static SUNMatrix make_matrix(sunindextype n, sunindextype nbatch, SUNContext ctx,
-                             int counted)
-{
-    SUNMatrix A = counted ? OT__SUN_NEW(SUNMatNewEmpty(ctx)) : SUNMatNewEmpty(ctx);
-    block_content *c =
-        A ? (counted ? OT__CALLOC(1, sizeof *c) : calloc(1, sizeof *c)) : NULL;
-    if (c == NULL) {
-        SUNMatFreeEmpty(A);
-        return NULL;
-    }
-    A->content = c;
-    c->n = n;
-    c->nbatch = nbatch;
-    const size_t nd = (size_t)(n * n * nbatch);
-    c->data = counted ? OT__CALLOC(nd, sizeof *c->data) : calloc(nd, sizeof *c->data);
-    if (c->data == NULL) {
-        destroy(A);
-        return NULL;
-    }
-    A->ops->getid = get_id;
-    A->ops->clone = clone;
-    A->ops->destroy = destroy;
-    A->ops->zero = zero;
-    A->ops->copy = copy;
-    A->ops->scaleadd = scale_add;
-    A->ops->scaleaddi = scale_add_i;
-    A->ops->matvec = matvec;
-    A->ops->space = space;
-    return A;
-}
-
-sunrealtype *ot__lockstep_block_data(SUNMatrix A) { return bc(A)->data; }
-
-/* ---- The block LU solver ------------------------------------------------- */
+/* ---- The CPU block LU solver ---------------------------------------------- */
 
 typedef struct {
-    sunindextype n, nbatch;
+    ot__block_solver_head head;
     sunindextype *pivots; /* n * nbatch */
     sunrealtype **cols;   /* n > 4: n column pointers, refilled per block */
-    sunindextype last_flag;
 } solver_content;
 
 /* Calling SUNDIALS' generic GETRF/GETRS per block cost a call, n column
@@ -189,7 +250,7 @@ static inline sunindextype blocks(sunrealtype *a, sunindextype n, sunindextype n
 
 static sunindextype factor_or_solve(solver_content *c, sunrealtype *a, sunrealtype *x)
 {
-    const sunindextype n = c->n, nbatch = c->nbatch;
+    const sunindextype n = c->head.n, nbatch = c->head.nbatch;
     sunindextype *p = c->pivots;
     switch (n) { /* a constant n: loops the compiler can unroll */
     case 1:
@@ -217,31 +278,13 @@ static sunindextype factor_or_solve(solver_content *c, sunrealtype *a, sunrealty
 
 static solver_content *sc(SUNLinearSolver S) { return (solver_content *)S->content; }
 
-static SUNLinearSolver_Type ls_type(SUNLinearSolver S)
-{
-    (void)S;
-    return SUNLINEARSOLVER_DIRECT;
-}
-
-static SUNLinearSolver_ID ls_id(SUNLinearSolver S)
-{
-    (void)S;
-    return SUNLINEARSOLVER_CUSTOM;
-}
-
-static int ls_initialize(SUNLinearSolver S)
-{
-    sc(S)->last_flag = 0;
-    return 0;
-}
-
 /* Factors every block; a singular block is a recoverable failure (CVODE
  * retries with a smaller step), as with SUNDIALS' dense solver. */
 static int ls_setup(SUNLinearSolver S, SUNMatrix A)
 {
     solver_content *c = sc(S);
-    c->last_flag = factor_or_solve(c, ot__lockstep_block_data(A), NULL);
-    return c->last_flag ? SUNLS_LUFACT_FAIL : OT__SUN_SUCCESS;
+    c->head.last_flag = factor_or_solve(c, bc(A)->data, NULL);
+    return c->head.last_flag ? SUNLS_LUFACT_FAIL : OT__SUN_SUCCESS;
 }
 
 static int ls_solve(SUNLinearSolver S, SUNMatrix A, N_Vector x, N_Vector b,
@@ -249,61 +292,36 @@ static int ls_solve(SUNLinearSolver S, SUNMatrix A, N_Vector x, N_Vector b,
 {
     (void)tol;
     solver_content *c = sc(S);
-    sunrealtype *a = ot__lockstep_block_data(A);
     N_VScale(1.0, b, x);
-    factor_or_solve(c, a, N_VGetArrayPointer(x));
-    c->last_flag = 0;
+    factor_or_solve(c, bc(A)->data, N_VGetArrayPointer(x));
+    c->head.last_flag = 0;
     return OT__SUN_SUCCESS;
-}
-
-static sunindextype ls_last_flag(SUNLinearSolver S) { return sc(S)->last_flag; }
-
-static int ls_space(SUNLinearSolver S, long *lrw, long *liw)
-{
-    *lrw = 0;
-    *liw = (long)(sc(S)->n * sc(S)->nbatch);
-    return 0;
 }
 
 static int ls_free(SUNLinearSolver S)
 {
-    if (S == NULL)
-        return 0;
-    if (S->content) {
+    if (S && S->content) {
         free(sc(S)->pivots);
         free(sc(S)->cols);
-        free(S->content);
-        S->content = NULL;
     }
-    SUNLinSolFreeEmpty(S);
-    return 0;
+    return ot__block_solver_free(S);
 }
+
+static const ot__block_solver_ops host_solver = {sizeof(solver_content), ls_setup,
+                                                 ls_solve, ls_free};
 
 SUNLinearSolver ot__lockstep_block_solver_new(sunindextype n, sunindextype nbatch,
                                               SUNContext ctx)
 {
-    SUNLinearSolver S = OT__SUN_NEW(SUNLinSolNewEmpty(ctx));
-    solver_content *c = S ? OT__CALLOC(1, sizeof *c) : NULL;
-    if (c == NULL) {
-        SUNLinSolFreeEmpty(S);
+    SUNLinearSolver S = ot__block_solver_new(n, nbatch, &host_solver, ctx);
+    if (S == NULL)
         return NULL;
-    }
-    S->content = c;
-    c->n = n;
-    c->nbatch = nbatch;
+    solver_content *c = sc(S);
     c->pivots = OT__MALLOC((size_t)(n * nbatch) * sizeof *c->pivots);
-    c->cols = OT__MALLOC((size_t)n * sizeof *c->cols);
-    if (c->pivots == NULL || c->cols == NULL) {
+    c->cols = c->pivots ? OT__MALLOC((size_t)n * sizeof *c->cols) : NULL;
+    if (c->cols == NULL) {
         ls_free(S);
         return NULL;
     }
-    S->ops->gettype = ls_type;
-    S->ops->getid = ls_id;
-    S->ops->initialize = ls_initialize;
-    S->ops->setup = ls_setup;
-    S->ops->solve = ls_solve;
-    S->ops->lastflag = ls_last_flag;
-    S->ops->space = ls_space;
-    S->ops->free = ls_free;
     return S;
 }

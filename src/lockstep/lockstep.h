@@ -166,6 +166,7 @@ void ot__lockstep_set_norm(N_Vector v, sunrealtype (*wrms)(N_Vector, N_Vector),
  * column-major. Ownership: the caller's (SUNMatDestroy). */
 SUNMatrix ot__lockstep_block_matrix_new(sunindextype n, sunindextype nbatch,
                                         SUNContext ctx);
+/* The blocks of this matrix or of CUDA's (device memory). */
 sunrealtype *ot__lockstep_block_data(SUNMatrix A);
 
 /* Direct solver factoring each block (partial pivoting). Ownership: the
