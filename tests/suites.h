@@ -29,6 +29,7 @@ Suite *linsol_suite(void);
 Suite *mode_events_suite(void);
 Suite *lanes_alone_suite(void);
 Suite *callback_lane_suite(void);
+Suite *layer_api_suite(void);
 
 /* A test case named name in s, each test limited to timeout seconds. */
 static inline TCase *ot_test_tcase(Suite *s, const char *name, double timeout)

@@ -23,6 +23,14 @@ extern "C" {
 #define OT_API
 #endif
 
+/* Marks a printf-like declaration (format at argument f, its values from a),
+ * so that compilers check the calls. */
+#if defined(__GNUC__) || defined(__clang__)
+#define OT_PRINTF_(f, a) __attribute__((format(printf, f, a)))
+#else
+#define OT_PRINTF_(f, a)
+#endif
+
 #define OT_VERSION_MAJOR 0
 #define OT_VERSION_MINOR 1
 #define OT_VERSION_PATCH 0
@@ -72,6 +80,17 @@ OT_API const char *ot_last_error(void);
 
 /* Clears this thread's last error message. */
 OT_API void ot_clear_error(void);
+
+/* Sets this thread's last error message, for a layer built on odetensor (a
+ * binding, a scheduler, libodetensor_mpi) whose own checks should read like
+ * the library's: printf's format and arguments, which may include
+ * ot_last_error() itself (the message is formatted before it is replaced);
+ * truncated to 511 bytes. Returns status, so a check reads
+ * `return ot_set_error(OT_ERR_ARG, "opts: root is %d; ...", root);`.
+ * @return status, a failure code of the list above; OT_ERR_ARG (and a
+ * message saying so) when status is OT_OK or not in the list, or fmt is
+ * NULL. */
+OT_API int ot_set_error(int status, const char *fmt, ...) OT_PRINTF_(2, 3);
 
 /* OT_VERSION_NUMBER of the library actually linked, and its "0.1.0" string. */
 OT_API int ot_version_number(void);

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static _Thread_local char last_error[512];
 
@@ -36,11 +37,37 @@ const char *ot_last_error(void) { return last_error; }
 
 void ot_clear_error(void) { last_error[0] = '\0'; }
 
+/* Formats into a copy first: an argument may be ot_last_error() itself
+ * ("...: %s", ot_last_error()), which vsnprintf must not read while it
+ * writes the same buffer. */
+static void set_message(const char *fmt, va_list ap)
+{
+    char msg[sizeof last_error];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    memcpy(last_error, msg, sizeof msg);
+}
+
 int ot__fail(int status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    set_message(fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+int ot_set_error(int status, const char *fmt, ...)
+{
+    if (status == OT_OK || strcmp(ot_status_name(status), "OT_UNKNOWN_STATUS") == 0)
+        return ot__fail(OT_ERR_ARG,
+                        "ot_set_error: status is %d; give a failure code of "
+                        "odetensor/status.h (OT_ERR_...)",
+                        status);
+    if (fmt == NULL)
+        return ot__fail(OT_ERR_ARG, "ot_set_error: fmt is NULL");
+    va_list ap;
+    va_start(ap, fmt);
+    set_message(fmt, ap);
     va_end(ap);
     return status;
 }

@@ -38,11 +38,12 @@ static int check_times(ot__mpi *m, ot_view t_eval, double t0)
     if (st != OT_OK)
         return st;
     if (t_eval.layout.device.type != OT_CPU)
-        return ot__fail(OT_ERR_DEVICE, "t_eval: must be in host memory");
+        return ot_set_error(OT_ERR_DEVICE, "t_eval: must be in host memory");
     const int64_t nt = t_eval.layout.shape[0];
     m->t = malloc((size_t)nt * sizeof *m->t);
     if (m->t == NULL)
-        return ot__fail(OT_ERR_NOMEM, "t_eval: cannot copy %lld times", (long long)nt);
+        return ot_set_error(OT_ERR_NOMEM, "t_eval: cannot copy %lld times",
+                            (long long)nt);
     for (int64_t i = 0; i < nt; i++)
         ot_view_get(t_eval, i, 0, 0, &m->t[i]);
     m->nt = nt;
@@ -57,8 +58,8 @@ static int64_t lanes_of(ot_view v)
 static int check_input(ot_view v, int64_t rows, int64_t nlocal, const char *name)
 {
     if (v.layout.device.type != OT_CPU)
-        return ot__fail(OT_ERR_DEVICE, "%s: must be in host memory for an MPI solve",
-                        name);
+        return ot_set_error(OT_ERR_DEVICE, "%s: must be in host memory for an MPI solve",
+                            name);
     return ot_view_check_lanes(v, rows, nlocal, name);
 }
 
@@ -68,19 +69,22 @@ static int check_lanes(const ot__ode_info *o, ot_view y0, ot_view params, check_
 {
     r->has_y0 = !ot_view_is_absent(y0);
     if (!r->has_y0 && !o->has_init)
-        return ot__fail(OT_ERR_ARG, "y0: absent, and the problem has no init callback");
+        return ot_set_error(OT_ERR_ARG,
+                            "y0: absent, and the problem has no init callback");
     if (ot_view_is_absent(params) && o->np > 0)
-        return ot__fail(OT_ERR_ARG, "params: absent, but the problem has %lld parameters",
-                        (long long)o->np);
+        return ot_set_error(OT_ERR_ARG,
+                            "params: absent, but the problem has %lld parameters",
+                            (long long)o->np);
     if (!r->has_y0 && o->np == 0)
-        return ot__fail(OT_ERR_ARG, "y0: absent, and the problem has no parameters: "
-                                    "nothing tells the lanes apart; pass y0");
+        return ot_set_error(OT_ERR_ARG, "y0: absent, and the problem has no parameters: "
+                                        "nothing tells the lanes apart; pass y0");
     const int64_t ly = r->has_y0 ? lanes_of(y0) : 1, lp = lanes_of(params);
     /* As in one process, but a rank may hold no lane at all: [n, 0]. */
     r->nlocal = ly == 0 || lp == 0 ? 0 : ly > 1 ? ly : lp;
     if (r->nlocal == 0 && r->input == OT_MPI_INPUT_ROOT)
-        return ot__fail(OT_ERR_SHAPE, "%s: has 0 lanes; a batch needs at least one lane",
-                        ly == 0 ? "y0" : "params");
+        return ot_set_error(OT_ERR_SHAPE,
+                            "%s: has 0 lanes; a batch needs at least one lane",
+                            ly == 0 ? "y0" : "params");
     int st = OT_OK;
     if (r->has_y0)
         st = check_input(y0, o->n, r->nlocal, "y0");
@@ -92,21 +96,22 @@ static int check_lanes(const ot__ode_info *o, ot_view y0, ot_view params, check_
 static int check_options(const ot__mpi *m, const ot_mpi_options *o)
 {
     if (o->input != OT_MPI_INPUT_LOCAL && o->input != OT_MPI_INPUT_ROOT)
-        return ot__fail(OT_ERR_ARG, "opts: input is %d; use OT_MPI_INPUT_LOCAL or _ROOT",
-                        o->input);
+        return ot_set_error(
+            OT_ERR_ARG, "opts: input is %d; use OT_MPI_INPUT_LOCAL or _ROOT", o->input);
     if (o->output != OT_MPI_OUTPUT_DISTRIBUTED && o->output != OT_MPI_OUTPUT_GATHER)
-        return ot__fail(OT_ERR_ARG,
-                        "opts: output is %d; use OT_MPI_OUTPUT_DISTRIBUTED or _GATHER",
-                        o->output);
+        return ot_set_error(
+            OT_ERR_ARG, "opts: output is %d; use OT_MPI_OUTPUT_DISTRIBUTED or _GATHER",
+            o->output);
     if (o->balance != OT_MPI_DYNAMIC && o->balance != OT_MPI_STATIC)
-        return ot__fail(OT_ERR_ARG, "opts: balance is %d; use OT_MPI_DYNAMIC or _STATIC",
-                        o->balance);
+        return ot_set_error(
+            OT_ERR_ARG, "opts: balance is %d; use OT_MPI_DYNAMIC or _STATIC", o->balance);
     if (o->root < 0 || o->root >= m->size)
-        return ot__fail(OT_ERR_ARG, "opts: root is %d; the communicator has ranks 0..%d",
-                        o->root, m->size - 1);
+        return ot_set_error(OT_ERR_ARG,
+                            "opts: root is %d; the communicator has ranks 0..%d", o->root,
+                            m->size - 1);
     if (o->block < 0)
-        return ot__fail(OT_ERR_VALUE, "opts: block is %lld; must be >= 0",
-                        (long long)o->block);
+        return ot_set_error(OT_ERR_VALUE, "opts: block is %lld; must be >= 0",
+                            (long long)o->block);
     return OT_OK;
 }
 
@@ -118,11 +123,11 @@ static int check_table(const ot__mpi *m, ot_view v, const check_rec *r, int pass
 {
     const ot_layout *l = &v.layout;
     if (l->dtype != OT_F64 || l->device.type != OT_CPU)
-        return ot__fail(OT_ERR_ARG, "%s: must be f64 in host memory", name);
+        return ot_set_error(OT_ERR_ARG, "%s: must be f64 in host memory", name);
     const int64_t k = l->ndim == 3 ? l->shape[2] : -1;
     if ((l->ndim != 2 && l->ndim != 3) || l->shape[0] != m->desc.rows ||
         l->shape[1] != m->nt || (k >= 0 && k != (passes ? r->nlocal : k)))
-        return ot__fail(
+        return ot_set_error(
             OT_ERR_SHAPE,
             "%s: shape [%lld, %lld%s] (%d axes); expected [rows = %lld, nt = "
             "%lld] for every lane, or [%lld, %lld, %lld] for this rank's lanes",
@@ -140,7 +145,7 @@ static int check_loss(const ot__mpi *m, int passes, check_rec *r)
 {
     const ot_loss *l = &m->loss;
     if (!m->has_loss)
-        return ot__fail(OT_ERR_ARG, "loss: NULL (ot_loss_squares or ot_loss_custom)");
+        return ot_set_error(OT_ERR_ARG, "loss: NULL (ot_loss_squares or ot_loss_custom)");
     r->has_fn = l->fn != NULL;
     r->has_integrand = l->integrand != NULL;
     r->has_weights = !ot_view_is_absent(l->weights);
@@ -151,9 +156,9 @@ static int check_loss(const ot__mpi *m, int passes, check_rec *r)
     if (st == OT_OK && r->has_weights)
         st = check_table(m, l->weights, r, passes, "loss.weights", &wk);
     if (st == OT_OK && wk != r->data_kind)
-        st = ot__fail(OT_ERR_SHAPE, "loss.weights: %s, but loss.data %s",
-                      wk == 2 ? "per lane" : "for every lane",
-                      r->data_kind == 2 ? "per lane" : "for every lane");
+        st = ot_set_error(OT_ERR_SHAPE, "loss.weights: %s, but loss.data %s",
+                          wk == 2 ? "per lane" : "for every lane",
+                          r->data_kind == 2 ? "per lane" : "for every lane");
     uint64_t h = UINT64_C(0xcbf29ce484222325);
     for (int w = 0; st == OT_OK && r->data_kind == 1 && w < 1 + r->has_weights; w++) {
         const ot_view v = w ? l->weights : l->data;
@@ -182,9 +187,9 @@ static void check_local(ot__mpi *m, const ot_ode *ode, ot_view y0, ot_view param
     r->adj = m->adj;
     int st = check_options(m, opts);
     if (st == OT_OK && out == NULL)
-        st = ot__fail(OT_ERR_ARG, "out: NULL");
+        st = ot_set_error(OT_ERR_ARG, "out: NULL");
     if (st == OT_OK && ode == NULL)
-        st = ot__fail(OT_ERR_ARG, "ode: NULL");
+        st = ot_set_error(OT_ERR_ARG, "ode: NULL");
     if (st == OT_OK)
         st = ot__ode_describe(ode, &m->desc);
     if (st == OT_OK) {
@@ -192,15 +197,16 @@ static void check_local(ot__mpi *m, const ot_ode *ode, ot_view y0, ot_view param
         m->ode = ode;
         r->desc = *d;
         if (d->outputs_on_device)
-            st = ot__fail(OT_ERR_DEVICE, "ode: outputs kept on the device cannot travel "
-                                         "between ranks; keep them on the host");
+            st = ot_set_error(OT_ERR_DEVICE,
+                              "ode: outputs kept on the device cannot travel "
+                              "between ranks; keep them on the host");
         else if (m->sens && d->np == 0)
-            st = ot__fail(OT_ERR_ARG, "params: sensitivities need nparams >= 1");
+            st = ot_set_error(OT_ERR_ARG, "params: sensitivities need nparams >= 1");
         else if (d->records_events) /* the event tensors do not travel yet */
-            st = ot__fail(OT_ERR_ARG,
-                          "event_actions: the MPI layer gathers stopping roots only "
-                          "(ot_solution_lane_root), not recorded or handled events; "
-                          "solve those per rank with ot_solve_dense");
+            st = ot_set_error(OT_ERR_ARG,
+                              "event_actions: the MPI layer gathers stopping roots only "
+                              "(ot_solution_lane_root), not recorded or handled events; "
+                              "solve those per rank with ot_solve_dense");
     }
     if (st == OT_OK)
         st = check_times(m, t_eval, m->desc.t0);
@@ -221,10 +227,10 @@ static void check_local(ot__mpi *m, const ot_ode *ode, ot_view y0, ot_view param
 /* Field f of rank r against rank 0: the first difference fails the call. */
 #define OT_MPI_SAME_(f, what)                                                            \
     if (rec[r].f != rec[0].f)                                                            \
-    return ot__fail(OT_ERR_ARG,                                                          \
-                    "%s: rank %d has %lld, rank 0 has %lld; every rank "                 \
-                    "must pass the same",                                                \
-                    what, r, (long long)rec[r].f, (long long)rec[0].f)
+    return ot_set_error(OT_ERR_ARG,                                                      \
+                        "%s: rank %d has %lld, rank 0 has %lld; every rank "             \
+                        "must pass the same",                                            \
+                        what, r, (long long)rec[r].f, (long long)rec[0].f)
 
 /* The kind of the adjoint's loss data every rank agrees on (0 none, 1 for
  * every lane, 2 per lane): per-lane data from the ranks that pass lanes,
@@ -245,29 +251,31 @@ static int compare_loss(const check_rec *rec, int size)
     const int local = rec[0].input == OT_MPI_INPUT_LOCAL;
     int64_t weights = -1; /* of the first rank passing per-lane data */
     if (kind == 0 && !rec[0].has_fn && !rec[0].has_integrand)
-        return ot__fail(OT_ERR_ARG,
-                        "loss: give data (ot_loss_squares) or a loss function "
-                        "(ot_loss_custom), one of the two (or an integrand "
-                        "alone)");
+        return ot_set_error(OT_ERR_ARG,
+                            "loss: give data (ot_loss_squares) or a loss function "
+                            "(ot_loss_custom), one of the two (or an integrand "
+                            "alone)");
     for (int r = 0; r < size; r++) {
         const int passes = local || r == rec[0].root;
         if (kind == 1 && rec[r].data_kind != 1)
-            return ot__fail(
+            return ot_set_error(
                 OT_ERR_ARG,
                 "loss.data: rank %d passed %s; data for every lane [rows, nt] "
                 "must be passed on every rank",
                 r, rec[r].data_kind ? "per-lane data" : "none");
         if (kind == 2 && passes && rec[r].nlocal > 0 && rec[r].data_kind != 2)
-            return ot__fail(OT_ERR_ARG,
-                            "loss.data: rank %d passed %s; per-lane data [rows, nt, k] "
-                            "comes with each rank's lanes",
-                            r, rec[r].data_kind ? "data for every lane" : "none");
+            return ot_set_error(
+                OT_ERR_ARG,
+                "loss.data: rank %d passed %s; per-lane data [rows, nt, k] "
+                "comes with each rank's lanes",
+                r, rec[r].data_kind ? "data for every lane" : "none");
         if (kind == 2 && passes && rec[r].data_kind == 2) {
             if (weights >= 0 && rec[r].has_weights != weights)
-                return ot__fail(OT_ERR_ARG,
-                                "loss.weights: rank %d %s weights, unlike the others; "
-                                "pass them with every rank's data or with none",
-                                r, rec[r].has_weights ? "passed" : "did not pass");
+                return ot_set_error(
+                    OT_ERR_ARG,
+                    "loss.weights: rank %d %s weights, unlike the others; "
+                    "pass them with every rank's data or with none",
+                    r, rec[r].has_weights ? "passed" : "did not pass");
             weights = rec[r].has_weights;
         }
     }
@@ -279,7 +287,7 @@ static int compare(const check_rec *rec, int size)
 {
     for (int r = 0; r < size; r++)
         if (rec[r].status != OT_OK)
-            return ot__fail((int)rec[r].status, "%s", rec[r].msg);
+            return ot_set_error((int)rec[r].status, "%s", rec[r].msg);
     for (int r = 1; r < size; r++) {
         OT_MPI_SAME_(input, "opts.input");
         OT_MPI_SAME_(output, "opts.output");
@@ -296,27 +304,28 @@ static int compare(const check_rec *rec, int size)
         OT_MPI_SAME_(desc.mode, "ode: mode");
         OT_MPI_SAME_(desc.out_dtype, "ode: output dtype");
         if (rec[r].desc.fingerprint != rec[0].desc.fingerprint)
-            return ot__fail(OT_ERR_ARG,
-                            "ode: rank %d's options (method, tolerances, t0, steps, "
-                            "callbacks set) differ from rank 0's; build the problem "
-                            "the same way on every rank",
-                            r);
+            return ot_set_error(OT_ERR_ARG,
+                                "ode: rank %d's options (method, tolerances, t0, steps, "
+                                "callbacks set) differ from rank 0's; build the problem "
+                                "the same way on every rank",
+                                r);
         OT_MPI_SAME_(nt, "t_eval: nt");
         /* Shared loss data: the same on every rank; per-lane data comes with
          * the lanes (a rank passing none may pass either kind). */
         if (rec[r].data_kind == 1 && rec[0].data_kind == 1 &&
             (rec[r].data_hash != rec[0].data_hash ||
              rec[r].has_weights != rec[0].has_weights))
-            return ot__fail(
+            return ot_set_error(
                 OT_ERR_VALUE,
                 "loss.data: rank %d's values or weights differ from rank 0's; "
                 "data for every lane must be the same on every rank",
                 r);
         if (rec[r].t_hash != rec[0].t_hash)
-            return ot__fail(OT_ERR_VALUE,
-                            "t_eval: rank %d's values differ from rank 0's; every rank "
-                            "must pass the same times",
-                            r);
+            return ot_set_error(
+                OT_ERR_VALUE,
+                "t_eval: rank %d's values differ from rank 0's; every rank "
+                "must pass the same times",
+                r);
     }
     if (rec[0].input == OT_MPI_INPUT_LOCAL) {
         int64_t total = 0;
@@ -325,8 +334,9 @@ static int compare(const check_rec *rec, int size)
             total += rec[r].nlocal;
         }
         if (total == 0)
-            return ot__fail(OT_ERR_SHAPE, "y0, params: 0 lanes on every rank; a batch "
-                                          "needs at least one lane");
+            return ot_set_error(OT_ERR_SHAPE,
+                                "y0, params: 0 lanes on every rank; a batch "
+                                "needs at least one lane");
     }
     return rec[0].adj ? compare_loss(rec, size) : OT_OK;
 }
@@ -372,7 +382,7 @@ static int plan(ot__mpi *m, const check_rec *rec)
     m->off = calloc((size_t)m->size + 1, sizeof *m->off);
     m->passed = calloc((size_t)m->size, sizeof *m->passed);
     if (m->off == NULL || m->passed == NULL)
-        return ot__fail(OT_ERR_NOMEM, "plan: cannot allocate on rank %d", m->rank);
+        return ot_set_error(OT_ERR_NOMEM, "plan: cannot allocate on rank %d", m->rank);
     for (int r = 0; r < m->size; r++)
         m->passed[r] = m->opt.input == OT_MPI_INPUT_LOCAL ? rec[r].nlocal
                        : r == m->opt.root                 ? root->nlocal
@@ -390,17 +400,18 @@ static int plan(ot__mpi *m, const check_rec *rec)
                              512;
     if (m->rows * m->nt > INT64_MAX / 64 / (1 + m->nsens) ||
         m->nbatch > INT64_MAX / per_lane)
-        return ot__fail(OT_ERR_OVERFLOW, "y0, params: %lld lanes of %lld bytes overflow",
-                        (long long)m->nbatch, (long long)per_lane);
+        return ot_set_error(OT_ERR_OVERFLOW,
+                            "y0, params: %lld lanes of %lld bytes overflow",
+                            (long long)m->nbatch, (long long)per_lane);
     m->block = rec[0].block > 0 ? rec[0].block : auto_block(m);
     if (m->block > m->nbatch)
         m->block = m->nbatch;
     /* A block's inputs travel in one message of int-counted doubles. */
     if (m->in_w > 0 && m->block > (int64_t)(INT32_MAX / m->in_w))
-        return ot__fail(OT_ERR_OVERFLOW,
-                        "opts: block of %lld lanes needs more than 2^31 doubles of "
-                        "inputs per message; use a smaller block",
-                        (long long)m->block);
+        return ot_set_error(OT_ERR_OVERFLOW,
+                            "opts: block of %lld lanes needs more than 2^31 doubles of "
+                            "inputs per message; use a smaller block",
+                            (long long)m->block);
     m->nblocks = (m->nbatch + m->block - 1) / m->block;
     m->opt.block = m->block;
     return OT_OK;
@@ -423,7 +434,7 @@ int ot__mpi_check(ot__mpi *m, const ot_ode *ode, ot_view y0, ot_view params,
     }
     if (any_nomem) {
         free(rec);
-        return ot__fail(OT_ERR_NOMEM, "check: cannot allocate the ranks' records");
+        return ot_set_error(OT_ERR_NOMEM, "check: cannot allocate the ranks' records");
     }
     rc = MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, rec, (int)sizeof mine, MPI_BYTE,
                        m->comm);

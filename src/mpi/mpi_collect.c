@@ -165,8 +165,8 @@ static int new_solution(const ot__mpi *m, int64_t nlocal, ot_solution **out)
         st = OT_ERR_NOMEM;
     if (st != OT_OK) {
         ot_solution_free(s);
-        return ot__fail(st, "outputs: cannot allocate %lld lanes on rank %d (%s)",
-                        (long long)nlocal, m->rank, ot_last_error());
+        return ot_set_error(st, "outputs: cannot allocate %lld lanes on rank %d (%s)",
+                            (long long)nlocal, m->rank, ot_last_error());
     }
     memcpy(ot_tensor_layout(s->ts)->data, m->t, (size_t)m->nt * sizeof *m->t);
     *out = s;
@@ -193,9 +193,10 @@ static int alloc_side(char **buf, const int64_t *bytes, int size, int rank)
 {
     for (int r = 0; r < size; r++)
         if (bytes[r] > 0 && (buf[r] = malloc((size_t)bytes[r])) == NULL)
-            return ot__fail(OT_ERR_NOMEM,
-                            "outputs: cannot allocate %lld bytes for rank %d on rank %d",
-                            (long long)bytes[r], r, rank);
+            return ot_set_error(
+                OT_ERR_NOMEM,
+                "outputs: cannot allocate %lld bytes for rank %d on rank %d",
+                (long long)bytes[r], r, rank);
     return OT_OK;
 }
 
@@ -205,7 +206,8 @@ int ot__mpi_collect(ot__mpi *m, ot_solution **out)
     xbufs x = {0};
     x.bytes = calloc(2 * (size_t)m->size, sizeof *x.bytes);
     x.send = calloc(2 * (size_t)m->size, sizeof *x.send);
-    int st = x.bytes && x.send ? OT_OK : ot__fail(OT_ERR_NOMEM, "outputs: out of memory");
+    int st =
+        x.bytes && x.send ? OT_OK : ot_set_error(OT_ERR_NOMEM, "outputs: out of memory");
     if (st == OT_OK) {
         x.rbytes = x.bytes + m->size;
         x.recv = x.send + m->size;
@@ -235,8 +237,8 @@ int ot__mpi_collect(ot__mpi *m, ot_solution **out)
     if (st == OT_OK) {
         /* Pack, freeing each block as soon as its lanes are out. */
         int64_t *fill = calloc((size_t)m->size, sizeof *fill);
-        st =
-            ot__mpi_agree(m, fill ? OT_OK : ot__fail(OT_ERR_NOMEM, "outputs: no memory"));
+        st = ot__mpi_agree(m, fill ? OT_OK
+                                   : ot_set_error(OT_ERR_NOMEM, "outputs: no memory"));
         for (int64_t i = 0; st == OT_OK && i < m->nsolved; i++) {
             for (int64_t j = 0; j < m->blk_sol[i]->nbatch; j++) {
                 const int64_t g = m->blk[i] * m->block + j;

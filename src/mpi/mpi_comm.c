@@ -15,7 +15,7 @@ int ot__mpi_err(const ot__mpi *m, int rc, const char *call)
     int len = 0;
     if (MPI_Error_string(rc, why, &len) != MPI_SUCCESS)
         snprintf(why, sizeof why, "error code %d", rc);
-    return ot__fail(OT_ERR_MPI, "%s failed on rank %d: %s", call, m->rank, why);
+    return ot_set_error(OT_ERR_MPI, "%s failed on rank %d: %s", call, m->rank, why);
 }
 
 int ot__mpi_agree(ot__mpi *m, int st)
@@ -40,7 +40,7 @@ int ot__mpi_agree(ot__mpi *m, int st)
     rc = MPI_Bcast(&e, (int)sizeof e, MPI_BYTE, first, m->comm);
     if (rc != MPI_SUCCESS)
         return ot__mpi_err(m, rc, "MPI_Bcast (agreeing on a status)");
-    return ot__fail((int)e.status, "%s", e.msg);
+    return ot_set_error((int)e.status, "%s", e.msg);
 }
 
 /* 1 GiB: far below INT_MAX bytes, and big enough that chunking costs nothing. */
@@ -58,12 +58,13 @@ int ot__mpi_move(ot__mpi *m, char *const *send, const int64_t *bytes, char *cons
     for (int r = 0; r < m->size; r++)
         nreq += chunks_of(bytes[r]) + chunks_of(rbytes[r]);
     if (nreq > INT_MAX)
-        return ot__fail(OT_ERR_OVERFLOW, "outputs: %lld messages on rank %d",
-                        (long long)nreq, m->rank);
+        return ot_set_error(OT_ERR_OVERFLOW, "outputs: %lld messages on rank %d",
+                            (long long)nreq, m->rank);
     MPI_Request *req = calloc((size_t)nreq + 1, sizeof *req);
     if (req == NULL)
-        return ot__fail(OT_ERR_NOMEM, "outputs: cannot allocate %lld requests on rank %d",
-                        (long long)nreq, m->rank);
+        return ot_set_error(OT_ERR_NOMEM,
+                            "outputs: cannot allocate %lld requests on rank %d",
+                            (long long)nreq, m->rank);
     /* Messages between one pair keep their order (MPI's non-overtaking
      * rule), so all chunks can share one tag. */
     int k = 0, rc = MPI_SUCCESS;

@@ -142,7 +142,7 @@ static void solve_block(ot__mpi *m, int64_t k, double *in)
         if (blk && bs)
             m->cap_solved = cap;
         else
-            s = ot__fail(OT_ERR_NOMEM, "cannot grow the block list");
+            s = ot_set_error(OT_ERR_NOMEM, "cannot grow the block list");
     }
     if (s != OT_OK) {
         ot_solution_free(sol);
@@ -220,14 +220,14 @@ int ot__mpi_deal(ot__mpi *m)
                (m->desc.threads == 1 ? is_main : level >= MPI_THREAD_SERIALIZED);
     double *in = NULL;
     if (!root && (in = malloc((size_t)(m->block * m->in_w + 1) * sizeof *in)) == NULL)
-        st = ot__fail(OT_ERR_NOMEM, "deal: cannot allocate the input buffer on rank %d",
-                      m->rank);
+        st = ot_set_error(OT_ERR_NOMEM,
+                          "deal: cannot allocate the input buffer on rank %d", m->rank);
     if (root) {
         d.cur = calloc((size_t)m->size, sizeof *d.cur);
         d.sent = calloc((size_t)m->nblocks + 1, sizeof *d.sent);
         if (d.cur == NULL || d.sent == NULL)
-            st = ot__fail(OT_ERR_NOMEM, "deal: cannot allocate on the root (rank %d)",
-                          m->rank);
+            st = ot_set_error(OT_ERR_NOMEM, "deal: cannot allocate on the root (rank %d)",
+                              m->rank);
         for (int r = 0; d.cur && r < m->size; r++)
             d.cur[r] = m->nblocks * r / m->size;
         if (poll) {
@@ -251,6 +251,6 @@ int ot__mpi_deal(ot__mpi *m)
     free(d.sent);
     m->progress.fn = NULL;
     if (st == OT_OK && m->hard != OT_OK)
-        st = ot__fail(m->hard, "%s", m->hard_msg);
+        st = ot_set_error(m->hard, "%s", m->hard_msg);
     return st;
 }

@@ -19,11 +19,11 @@ static int pack_col(ot_view v, int64_t rows, int64_t j, double *dst, const char 
     for (int64_t i = 0; i < rows; i++) {
         dst[i] = d ? d[i] : (double)f[i];
         if (!isfinite(dst[i]))
-            return ot__fail(OT_ERR_VALUE,
-                            "%s: [%lld, %lld] is %g (lane %lld of rank %d's slice); "
-                            "values must be finite",
-                            name, (long long)i, (long long)c, dst[i], (long long)lane,
-                            rank);
+            return ot_set_error(OT_ERR_VALUE,
+                                "%s: [%lld, %lld] is %g (lane %lld of rank %d's slice); "
+                                "values must be finite",
+                                name, (long long)i, (long long)c, dst[i], (long long)lane,
+                                rank);
     }
     return OT_OK;
 }
@@ -66,8 +66,8 @@ static double *alloc_doubles(int64_t count, int64_t *bytes, const char *what, in
     *bytes = count * (int64_t)sizeof(double);
     double *p = malloc((size_t)(*bytes > 0 ? *bytes : 1));
     if (p == NULL)
-        *st = ot__fail(OT_ERR_NOMEM, "%s: cannot allocate %lld bytes on rank %d", what,
-                       (long long)*bytes, rank);
+        *st = ot_set_error(OT_ERR_NOMEM, "%s: cannot allocate %lld bytes on rank %d",
+                           what, (long long)*bytes, rank);
     return p;
 }
 
@@ -97,7 +97,7 @@ int ot__mpi_inputs(ot__mpi *m, ot_view y0, ot_view params)
     }
     int64_t *sz = calloc(2 * (size_t)m->size, sizeof *sz);
     char **ptr = calloc(2 * (size_t)m->size, sizeof *ptr);
-    st = sz && ptr ? OT_OK : ot__fail(OT_ERR_NOMEM, "inputs: out of memory");
+    st = sz && ptr ? OT_OK : ot_set_error(OT_ERR_NOMEM, "inputs: out of memory");
     st = ot__mpi_agree(m, st);
     if (st == OT_OK) {
         int64_t *rsz = sz + m->size;

@@ -54,8 +54,8 @@ static int batch_status(ot__mpi *m, const ot_solution *sol)
     rc = MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, from, m->comm);
     if (rc != MPI_SUCCESS)
         return ot__mpi_err(m, rc, "MPI_Bcast (the first failed lane)");
-    return ot__fail(OT_ERR_LANES_FAILED, "%lld of %lld lanes failed; lane %lld: %s",
-                    (long long)all[0], (long long)m->nbatch, (long long)all[1], msg);
+    return ot_set_error(OT_ERR_LANES_FAILED, "%lld of %lld lanes failed; lane %lld: %s",
+                        (long long)all[0], (long long)m->nbatch, (long long)all[1], msg);
 }
 
 static void release(ot__mpi *m)
@@ -79,10 +79,10 @@ static int solve(int sens, const ot_loss *loss, const ot_ode *ode, ot_view y0,
     int up = 0, down = 0;
     if (MPI_Initialized(&up) != MPI_SUCCESS || !up ||
         MPI_Finalized(&down) != MPI_SUCCESS || down)
-        return ot__fail(OT_ERR_MPI, "comm: MPI is not initialized (or already "
-                                    "finalized); call MPI_Init first");
+        return ot_set_error(OT_ERR_MPI, "comm: MPI is not initialized (or already "
+                                        "finalized); call MPI_Init first");
     if (comm == MPI_COMM_NULL)
-        return ot__fail(OT_ERR_ARG, "comm: MPI_COMM_NULL");
+        return ot_set_error(OT_ERR_ARG, "comm: MPI_COMM_NULL");
     const double t_start = MPI_Wtime();
     ot__mpi m;
     memset(&m, 0, sizeof m);
