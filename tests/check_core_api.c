@@ -1,6 +1,6 @@
-/* The core's small internal API (src/ode/ode_info.h, src/entry/solve_api.h)
- * that libodetensor_mpi uses instead of the private structs, and the solver
- * table that picks a solver from a problem. */
+/* The solver table that picks a solver from a problem: each row chosen by
+ * one (mode, device) pair, and each row's declared capabilities against
+ * solves. (The public API the MPI layer uses: check_layer_api.c.) */
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -9,169 +9,8 @@
 #include "suites.h"
 
 #include "core/test_hooks.h"
-#include "ode/ode_info.h"
 #include "solve/solve.h"
 #include "entry/solve_api.h"
-
-static uint64_t fingerprint(const ot_ode *ode)
-{
-    ot__ode_info d;
-    ck_assert_status(ot__ode_describe(ode, &d), OT_OK, NULL);
-    return d.fingerprint;
-}
-
-static int root_fn(double t, ot_view y, ot_view p, ot_view_mut g, void *u)
-{
-    (void)t, (void)y, (void)p, (void)g, (void)u;
-    return 0;
-}
-
-static int dfdp_fn(double t, ot_view y, ot_view p, ot_view_mut d, void *u)
-{
-    (void)t, (void)y, (void)p, (void)d, (void)u;
-    return 0;
-}
-
-static int event_fn(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p,
-                    void *u)
-{
-    (void)t, (void)root, (void)lane, (void)y, (void)p, (void)u;
-    return 0;
-}
-
-/* Each change below can alter a lane's result, so each must change the
- * fingerprint that ranks compare. */
-enum { NCHANGES = 23 };
-
-static void change(ot_ode *ode, int which)
-{
-    const double atol[2] = {1e-9, 1e-10};
-    const ot_device cuda = {OT_CUDA, 0};
-    int st = OT_ERR_ARG;
-    switch (which) {
-    case 0:
-        st = ot_ode_set_rtol(ode, 1e-7);
-        break;
-    case 1:
-        st = ot_ode_set_atol(ode, 1e-11);
-        break;
-    case 2:
-        st = ot_ode_set_atol_vector(ode, st_vec(atol, 2));
-        break;
-    case 3:
-        st = ot_ode_set_t0(ode, -1.0);
-        break;
-    case 4:
-        st = ot_ode_set_first_step(ode, 1e-6);
-        break;
-    case 5:
-        st = ot_ode_set_max_step(ode, 0.5);
-        break;
-    case 6:
-        st = ot_ode_set_max_steps(ode, 77);
-        break;
-    case 7:
-        st = ot_ode_set_method(ode, OT_ADAMS);
-        break;
-    case 8:
-        st = ot_ode_set_mode(ode, OT_LOCKSTEP);
-        break;
-    case 9:
-        st = ot_ode_set_output_dtype(ode, OT_F32);
-        break;
-    case 10:
-        st = ot_ode_set_jac(ode, st_decay_jac);
-        break;
-    case 11:
-        st = ot_ode_set_init(ode, st_decay_init);
-        break;
-    case 12:
-        st = ot_ode_set_out(ode, 2, triple_out);
-        break;
-    case 13:
-        st = ot_ode_set_roots(ode, 1, root_fn);
-        break;
-    case 14:
-        st = ot_ode_set_sens_tolerances(ode, 1e-5, 1e-7);
-        break;
-    case 15:
-        st = ot_ode_set_device(ode, cuda);
-        break;
-    case 16:
-        st = ot_ode_set_lockstep_block(ode, 64);
-        break;
-    case 17:
-        st = ot_ode_set_max_order(ode, 2);
-        break;
-    case 18:
-        st = ot_ode_set_stability_limit_detection(ode, 1);
-        break;
-    case 19:
-        st = ot_ode_set_max_events(ode, 7);
-        break;
-    case 20:
-        st = ot_ode_set_event_handler(ode, event_fn);
-        break;
-    case 21:
-        st = ot_ode_set_dfdp(ode, dfdp_fn);
-        break;
-    case 22:
-        st = ot_ode_set_sens_initial(ode, 1);
-        break;
-    default:
-        break;
-    }
-    ck_assert_status(st, OT_OK, NULL);
-}
-
-START_TEST(every_option_that_changes_results_changes_the_fingerprint)
-{
-    ot_ode *a = decay_ode(2, 1e-6, 1e-9), *b = decay_ode(2, 1e-6, 1e-9);
-    const uint64_t base = fingerprint(a);
-    ck_assert_uint_eq(fingerprint(b), base); /* built the same way: equal */
-    change(b, _i);
-    ck_assert_msg(fingerprint(b) != base, "change %d kept the fingerprint", _i);
-    ot_ode_free(a);
-    ot_ode_free(b);
-}
-END_TEST
-
-/* Root directions and event actions are per root function: each entry
- * enters the fingerprint. */
-START_TEST(root_directions_and_event_actions_change_the_fingerprint)
-{
-    ot_ode *a = decay_ode(2, 1e-6, 1e-9);
-    ck_assert_status(ot_ode_set_roots(a, 1, root_fn), OT_OK, NULL);
-    const uint64_t base = fingerprint(a);
-    const int rising = OT_ROOT_RISING, record = OT_EVENT_RECORD;
-    ck_assert_status(ot_ode_set_root_directions(a, &rising), OT_OK, NULL);
-    const uint64_t dir = fingerprint(a);
-    ck_assert(dir != base);
-    ck_assert_status(ot_ode_set_event_actions(a, &record), OT_OK, NULL);
-    ck_assert(fingerprint(a) != dir && fingerprint(a) != base);
-    ot_ode_free(a);
-}
-END_TEST
-
-START_TEST(threads_and_progress_leave_the_fingerprint_alone)
-{
-    /* Neither changes a lane's result (lanes are bit-identical for any
-     * thread count), so ranks may differ in them. */
-    ot_ode *a = decay_ode(2, 1e-6, 1e-9);
-    const uint64_t base = fingerprint(a);
-    ck_assert_status(ot_ode_set_threads(a, 3), OT_OK, NULL);
-    ck_assert_uint_eq(fingerprint(a), base);
-    ot__ode_info d;
-    ck_assert_status(ot__ode_describe(a, &d), OT_OK, NULL);
-    ck_assert_int_eq(d.n, 2);
-    ck_assert_int_eq(d.np, 2);
-    ck_assert_int_eq(d.rows, 2);
-    ck_assert_int_eq(d.threads, 3);
-    ck_assert(!d.has_init && !d.outputs_on_device);
-    ck_assert_status(ot__ode_describe(NULL, &d), OT_ERR_ARG, "ode: NULL");
-    ot_ode_free(a);
-}
-END_TEST
 
 START_TEST(time_checks_name_the_time_that_breaks_a_rule)
 {
@@ -620,10 +459,6 @@ Suite *core_api_suite(void)
 {
     Suite *s = suite_create("core_api");
     TCase *tc = ot_test_tcase(s, "core_api", 30);
-    tcase_add_loop_test(tc, every_option_that_changes_results_changes_the_fingerprint, 0,
-                        NCHANGES);
-    tcase_add_test(tc, threads_and_progress_leave_the_fingerprint_alone);
-    tcase_add_test(tc, root_directions_and_event_actions_change_the_fingerprint);
     tcase_add_test(tc, time_checks_name_the_time_that_breaks_a_rule);
     tcase_add_loop_test(tc, a_solve_reports_to_the_progress_hook_it_is_given, 0, 2);
     tcase_add_test(tc, the_solver_table_picks_by_mode_and_device);

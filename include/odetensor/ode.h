@@ -350,6 +350,51 @@ OT_API int ot_ode_set_sens_tolerances(ot_ode *ode, double rtol, double atol);
  * modes; the CUDA solver refuses it. */
 OT_API int ot_ode_set_sens_initial(ot_ode *ode, int on);
 
+/* ---- What a layer built on odetensor may read of a problem --------------- */
+
+/* A problem's description (ot_ode_describe), for code that schedules or
+ * moves its lanes without the problem's struct: a binding, a scheduler,
+ * libodetensor_mpi. It may grow: `size` comes first and says how many bytes
+ * of it the caller's header has; the library fills only those and reports
+ * how many it filled, so a caller built against an older or newer header
+ * than the library's still works (fields the library does not know keep the
+ * caller's values). */
+typedef struct ot_ode_info {
+    size_t size;                            /* set by the caller: sizeof(ot_ode_info) */
+    int64_t nstates, nparams, nout, nroots; /* nout 0 without an out function */
+    int64_t nsens; /* ot_solve_fwd_sens' sensitivity tensors: nparams, plus
+                      nstates with ot_ode_set_sens_initial */
+    int64_t rows;  /* rows of an output: nout with an out function, else nstates */
+    int mode;      /* ot_mode */
+    int threads;   /* ot_ode_set_threads' value (0: one per core) */
+    int out_dtype; /* ot_dtype of the outputs */
+    int has_init;  /* 1: init computes y0, so y0 may be absent */
+    ot_device device;
+    int outputs_on_device; /* 1: ys and sens stay on a CUDA device */
+    int records_events;    /* 1: a root records or handles events (its action
+                              is OT_EVENT_RECORD or OT_EVENT_HANDLE) */
+    double t0;             /* ot_ode_set_t0's start, the same for every lane */
+    /* A hash of every option that can change a lane's result: sizes,
+     * method (max order, stability limit detection), mode, lockstep block,
+     * device, output dtype and place, tolerances (the atol vector and the
+     * sensitivities' too), t0, first and largest step, step and event
+     * limits, linear solver (bandwidths, Krylov dimension, preconditioner
+     * work), sensitivities to initial values, root directions and event
+     * actions, and which callbacks are set (by presence: their addresses
+     * differ between processes). Two problems built the same way, in one
+     * process or in two of one build, hash the same; threads and the
+     * progress callback change no result and do not enter it. */
+    uint64_t fingerprint;
+} ot_ode_info;
+
+/* Describes ode into *info. Set info->size = sizeof *info first (at least
+ * the size of this first version, up to fingerprint); on return it holds
+ * the bytes filled, min(the caller's size, the library's). Thread safety:
+ * as any read of the problem (above).
+ * @return OT_OK; OT_ERR_ARG when ode or info is NULL or info->size is
+ * smaller than the first version's (info untouched). */
+OT_API int ot_ode_describe(const ot_ode *ode, ot_ode_info *info);
+
 #ifdef __cplusplus
 }
 #endif

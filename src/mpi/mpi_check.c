@@ -13,7 +13,7 @@
 typedef struct {
     int64_t status; /* of the local checks; msg holds their message */
     int64_t input, output, root, balance, block, sens;
-    ot__ode_info desc; /* the problem: sizes, mode, dtype, fingerprint */
+    ot_ode_info desc; /* the problem: sizes, mode, dtype, fingerprint */
     int64_t nt, has_y0, nlocal;
     uint64_t t_hash;
     /* ot_mpi_solve_adjoint: the loss's kind (data: 0 none, 1 for every
@@ -65,17 +65,17 @@ static int check_input(ot_view v, int64_t rows, int64_t nlocal, const char *name
 
 /* y0 and params of this rank: shapes and the lane count (values are checked
  * while they are packed). */
-static int check_lanes(const ot__ode_info *o, ot_view y0, ot_view params, check_rec *r)
+static int check_lanes(const ot_ode_info *o, ot_view y0, ot_view params, check_rec *r)
 {
     r->has_y0 = !ot_view_is_absent(y0);
     if (!r->has_y0 && !o->has_init)
         return ot_set_error(OT_ERR_ARG,
                             "y0: absent, and the problem has no init callback");
-    if (ot_view_is_absent(params) && o->np > 0)
+    if (ot_view_is_absent(params) && o->nparams > 0)
         return ot_set_error(OT_ERR_ARG,
                             "params: absent, but the problem has %lld parameters",
-                            (long long)o->np);
-    if (!r->has_y0 && o->np == 0)
+                            (long long)o->nparams);
+    if (!r->has_y0 && o->nparams == 0)
         return ot_set_error(OT_ERR_ARG, "y0: absent, and the problem has no parameters: "
                                         "nothing tells the lanes apart; pass y0");
     const int64_t ly = r->has_y0 ? lanes_of(y0) : 1, lp = lanes_of(params);
@@ -87,9 +87,9 @@ static int check_lanes(const ot__ode_info *o, ot_view y0, ot_view params, check_
                             ly == 0 ? "y0" : "params");
     int st = OT_OK;
     if (r->has_y0)
-        st = check_input(y0, o->n, r->nlocal, "y0");
+        st = check_input(y0, o->nstates, r->nlocal, "y0");
     if (st == OT_OK && !ot_view_is_absent(params))
-        st = check_input(params, o->np, r->nlocal, "params");
+        st = check_input(params, o->nparams, r->nlocal, "params");
     return st;
 }
 
@@ -190,17 +190,18 @@ static void check_local(ot__mpi *m, const ot_ode *ode, ot_view y0, ot_view param
         st = ot_set_error(OT_ERR_ARG, "out: NULL");
     if (st == OT_OK && ode == NULL)
         st = ot_set_error(OT_ERR_ARG, "ode: NULL");
+    m->desc.size = sizeof m->desc;
     if (st == OT_OK)
-        st = ot__ode_describe(ode, &m->desc);
+        st = ot_ode_describe(ode, &m->desc);
     if (st == OT_OK) {
-        const ot__ode_info *d = &m->desc;
+        const ot_ode_info *d = &m->desc;
         m->ode = ode;
         r->desc = *d;
         if (d->outputs_on_device)
             st = ot_set_error(OT_ERR_DEVICE,
                               "ode: outputs kept on the device cannot travel "
                               "between ranks; keep them on the host");
-        else if (m->sens && d->np == 0)
+        else if (m->sens && d->nparams == 0)
             st = ot_set_error(OT_ERR_ARG, "params: sensitivities need nparams >= 1");
         else if (d->records_events) /* the event tensors do not travel yet */
             st = ot_set_error(OT_ERR_ARG,
@@ -298,8 +299,8 @@ static int compare(const check_rec *rec, int size)
         OT_MPI_SAME_(adj, "entry point (1: ot_mpi_solve_adjoint)");
         OT_MPI_SAME_(has_fn, "loss.fn (1: set)");
         OT_MPI_SAME_(has_integrand, "loss.integrand (1: set)");
-        OT_MPI_SAME_(desc.n, "ode: nstates");
-        OT_MPI_SAME_(desc.np, "ode: nparams");
+        OT_MPI_SAME_(desc.nstates, "ode: nstates");
+        OT_MPI_SAME_(desc.nparams, "ode: nparams");
         OT_MPI_SAME_(desc.rows, "ode: output rows (nout, or nstates)");
         OT_MPI_SAME_(desc.mode, "ode: mode");
         OT_MPI_SAME_(desc.out_dtype, "ode: output dtype");
@@ -362,8 +363,8 @@ static int plan(ot__mpi *m, const check_rec *rec)
     m->opt.output = (int)rec[0].output;
     m->opt.root = (int)rec[0].root;
     m->opt.balance = (int)rec[0].balance;
-    m->n = rec[0].desc.n;
-    m->np = rec[0].desc.np;
+    m->n = rec[0].desc.nstates;
+    m->np = rec[0].desc.nparams;
     m->rows = rec[0].desc.rows;
     m->nsens = m->sens ? rec[0].desc.nsens : 0;
     m->has_y0 = (int)root->has_y0;

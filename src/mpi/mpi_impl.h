@@ -17,7 +17,6 @@
 #include "odetensor_mpi.h"
 
 #include "core/error.h"
-#include "ode/ode_info.h"
 #include "solution/solution_impl.h"
 #include "entry/solve_api.h"
 
@@ -34,7 +33,7 @@ typedef struct {
     int rank, size;
     ot_mpi_options opt;
     const ot_ode *ode;     /* the caller's problem */
-    ot__ode_info desc;     /* its sizes, options and fingerprint */
+    ot_ode_info desc;      /* its sizes, options and fingerprint */
     ot__progress progress; /* the hook block solves report to (not the caller's) */
     int sens;              /* ot_mpi_solve_fwd_sens */
     int adj;               /* ot_mpi_solve_adjoint, with the caller's loss: */

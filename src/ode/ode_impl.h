@@ -1,5 +1,5 @@
 /* Private: the problem struct, read by the solve layer only. Layers above
- * the core (src/mpi/) read it through ode_info.h. */
+ * the core read what they need through ot_ode_describe (odetensor/ode.h). */
 #ifndef OT_SRC_ODE_IMPL_H
 #define OT_SRC_ODE_IMPL_H
 

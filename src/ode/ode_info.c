@@ -1,9 +1,11 @@
-/* What the layers above the core read of a problem (ode_info.h). */
+/* What the layers above the core read of a problem: ot_ode_describe
+ * (odetensor/ode.h), with the options fingerprint. */
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "core/error.h"
 #include "ode/ode_impl.h"
-#include "ode/ode_info.h"
 
 /* A new field of struct ot_ode that can change a lane's result must enter
  * the fingerprint below, or ranks built differently would pass the MPI
@@ -11,7 +13,7 @@
  * looked at (64-bit builds; wasm32 has other sizes). */
 #if UINTPTR_MAX == UINT64_MAX
 _Static_assert(sizeof(struct ot_ode) == OT__ODE_STRUCT_SIZE,
-               "struct ot_ode changed: update ot__ode_describe's fingerprint, then "
+               "struct ot_ode changed: update ot_ode_describe's fingerprint, then "
                "OT__ODE_STRUCT_SIZE in ode_impl.h");
 #endif
 
@@ -68,23 +70,38 @@ static uint64_t fingerprint(const struct ot_ode *o)
     return h;
 }
 
-int ot__ode_describe(const ot_ode *ode, ot__ode_info *info)
+/* The first version of ot_ode_info ends after its fingerprint: a caller's
+ * size below that cannot hold what every version fills. */
+#define OT__ODE_INFO_V1 (offsetof(ot_ode_info, fingerprint) + sizeof(uint64_t))
+
+int ot_ode_describe(const ot_ode *ode, ot_ode_info *info)
 {
     if (ode == NULL || info == NULL)
         return ot__fail(OT_ERR_ARG, "%s: NULL", ode == NULL ? "ode" : "info");
-    info->n = ode->n;
-    info->np = ode->np;
-    info->nsens = ode->np + (ode->sens_initial ? ode->n : 0);
-    info->nout = ode->nout;
-    info->nroots = ode->nroots;
-    info->rows = ode->out ? ode->nout : ode->n;
-    info->mode = ode->mode;
-    info->threads = ode->threads;
-    info->out_dtype = ode->out_dtype;
-    info->has_init = ode->init != NULL;
-    info->records_events = ot__ode_records_events(ode);
-    info->outputs_on_device = ode->device.type == OT_CUDA && ode->outputs_on_device;
-    info->t0 = ode->t0;
-    info->fingerprint = fingerprint(ode);
+    if (info->size < OT__ODE_INFO_V1)
+        return ot__fail(OT_ERR_ARG,
+                        "info: size is %zu bytes; set info->size = sizeof(ot_ode_info) "
+                        "first (%zu bytes at least; %zu in this library)",
+                        info->size, (size_t)OT__ODE_INFO_V1, sizeof(ot_ode_info));
+    ot_ode_info d;
+    memset(&d, 0, sizeof d);
+    d.nstates = ode->n;
+    d.nparams = ode->np;
+    d.nsens = ode->np + (ode->sens_initial ? ode->n : 0);
+    d.nout = ode->nout;
+    d.nroots = ode->nroots;
+    d.rows = ode->out ? ode->nout : ode->n;
+    d.mode = ode->mode;
+    d.threads = ode->threads;
+    d.out_dtype = ode->out_dtype;
+    d.has_init = ode->init != NULL;
+    d.device = ode->device;
+    d.records_events = ot__ode_records_events(ode);
+    d.outputs_on_device = ode->device.type == OT_CUDA && ode->outputs_on_device;
+    d.t0 = ode->t0;
+    d.fingerprint = fingerprint(ode);
+    /* Only the bytes the caller's struct has; the rest it keeps. */
+    d.size = info->size < sizeof d ? info->size : sizeof d;
+    memcpy(info, &d, d.size);
     return OT_OK;
 }
