@@ -12,25 +12,6 @@
 #include "solve/solve.h"
 #include "entry/solve_api.h"
 
-START_TEST(time_checks_name_the_time_that_breaks_a_rule)
-{
-    const double ok[3] = {0, 1, 2}, same[3] = {0, 1, 1}, early[2] = {-1, 1};
-    const double bad[2] = {0, NAN};
-    ck_assert_status(ot__times_check_values(ok, 3, 0), OT_OK, NULL);
-    ck_assert_status(ot__times_check_values(same, 3, 0), OT_ERR_VALUE,
-                     "t_eval: t_eval[2] = 1 is not after t_eval[1] = 1");
-    ck_assert_status(ot__times_check_values(early, 2, 0), OT_ERR_VALUE,
-                     "t_eval: t_eval[0] = -1 is before t0 = 0");
-    ck_assert_status(ot__times_check_values(bad, 2, 0), OT_ERR_VALUE,
-                     "t_eval: t_eval[1] is nan; times must be finite");
-    ck_assert_status(ot__times_check_shape(ot_view_absent()), OT_ERR_ARG,
-                     "t_eval: absent");
-    ck_assert_status(ot__times_check_shape(st_mat(ok, 3, 1)), OT_ERR_SHAPE,
-                     "t_eval: needs shape [nt]");
-    ck_assert_status(ot__times_check_shape(st_vec(ok, 3)), OT_OK, NULL);
-}
-END_TEST
-
 typedef struct {
     int64_t calls, last_done, last_total;
 } progress_log;
@@ -459,7 +440,6 @@ Suite *core_api_suite(void)
 {
     Suite *s = suite_create("core_api");
     TCase *tc = ot_test_tcase(s, "core_api", 30);
-    tcase_add_test(tc, time_checks_name_the_time_that_breaks_a_rule);
     tcase_add_loop_test(tc, a_solve_reports_to_the_progress_hook_it_is_given, 0, 2);
     tcase_add_test(tc, the_solver_table_picks_by_mode_and_device);
     tcase_add_loop_test(tc, each_row_does_what_it_declares, 0, NCHOICES);

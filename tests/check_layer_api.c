@@ -1,10 +1,11 @@
 /* The public API for layers built on odetensor (libodetensor_mpi, bindings,
  * schedulers), which use the public headers only: messages set from above
  * (ot_set_error), a problem's description and fingerprint
- * (ot_ode_describe). Each function's refusals (status and message) and its
- * results. */
+ * (ot_ode_describe), the output-time check (ot_times_check). Each function's refusals
+ * (status and message) and its results. */
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "solve_common.h"
@@ -295,6 +296,71 @@ START_TEST(describe_refuses_null_and_a_size_too_small)
 }
 END_TEST
 
+/* ---- ot_times_check ---------------------------------------------------- */
+
+START_TEST(time_checks_name_the_time_that_breaks_a_rule)
+{
+    const double ok[3] = {0, 1, 2}, same[3] = {0, 1, 1}, early[2] = {-1, 1};
+    const double bad[2] = {0, NAN}, both[2] = {-1, NAN};
+    ck_assert_status(ot_times_check(st_vec(ok, 3), 0), OT_OK, NULL);
+    ck_assert_status(ot_times_check(st_vec(ok + 2, 1), 2), OT_OK, NULL); /* at t0 */
+    ck_assert_status(ot_times_check(st_vec(same, 3), 0), OT_ERR_VALUE,
+                     "t_eval: t_eval[2] = 1 is not after t_eval[1] = 1");
+    ck_assert_status(ot_times_check(st_vec(early, 2), 0), OT_ERR_VALUE,
+                     "t_eval: t_eval[0] = -1 is before t0 = 0");
+    ck_assert_status(ot_times_check(st_vec(ok, 3), 0.5), OT_ERR_VALUE,
+                     "t_eval: t_eval[0] = 0 is before t0 = 0.5");
+    ck_assert_status(ot_times_check(st_vec(bad, 2), 0), OT_ERR_VALUE,
+                     "t_eval: t_eval[1] is nan; times must be finite");
+    /* Finite and increasing come first, then the start. */
+    ck_assert_status(ot_times_check(st_vec(both, 2), 0), OT_ERR_VALUE,
+                     "t_eval[1] is nan");
+}
+END_TEST
+
+START_TEST(time_checks_read_f32_times)
+{
+    const float ok[3] = {0.5f, 1, 2}, same[2] = {1, 1};
+    ck_assert_status(ot_times_check(st_view_t(ok, OT_F32, 3, -1), 0), OT_OK, NULL);
+    ck_assert_status(ot_times_check(st_view_t(same, OT_F32, 2, -1), 0), OT_ERR_VALUE,
+                     "t_eval: t_eval[1] = 1 is not after t_eval[0] = 1");
+}
+END_TEST
+
+START_TEST(time_checks_refuse_an_absent_view_other_shapes_and_device_memory)
+{
+    const double ok[3] = {0, 1, 2};
+    ck_assert_status(ot_times_check(ot_view_absent(), 0), OT_ERR_ARG,
+                     "t_eval: absent; give the output times");
+    ck_assert_status(ot_times_check(st_mat(ok, 3, 1), 0), OT_ERR_SHAPE,
+                     "t_eval: needs shape [nt] with nt >= 1 (ndim 2)");
+    ck_assert_status(ot_times_check(st_vec(ok, 0), 0), OT_ERR_SHAPE,
+                     "t_eval: needs shape [nt] with nt >= 1");
+    const ot_device cuda = {OT_CUDA, 0};
+    const int64_t nt = 3;
+    ot_view dev;
+    ck_assert_status(ot_view_make(&dev, ok, OT_F64, cuda, 1, &nt, NULL), OT_OK, NULL);
+    ck_assert_status(ot_times_check(dev, 0), OT_ERR_DEVICE,
+                     "t_eval: must be in host memory");
+}
+END_TEST
+
+START_TEST(time_checks_give_the_solves_own_message)
+{
+    const double same[3] = {0, 1, 1}, k = 0.5, y0[2] = {1, 1};
+    ot_ode *ode = decay_ode(1, 1e-6, 1e-9);
+    ot_solution *sol = NULL;
+    ck_assert_status(
+        ot_solve_dense(ode, st_vec(y0, 2), st_vec(&k, 1), st_vec(same, 3), &sol),
+        OT_ERR_VALUE, "t_eval");
+    char solve_msg[512];
+    snprintf(solve_msg, sizeof solve_msg, "%s", ot_last_error());
+    ck_assert_status(ot_times_check(st_vec(same, 3), 0), OT_ERR_VALUE, NULL);
+    ck_assert_str_eq(ot_last_error(), solve_msg);
+    ot_ode_free(ode);
+}
+END_TEST
+
 Suite *layer_api_suite(void)
 {
     Suite *s = suite_create("layer_api");
@@ -310,5 +376,9 @@ Suite *layer_api_suite(void)
                         NCHANGES);
     tcase_add_test(tc, root_directions_and_event_actions_change_the_fingerprint);
     tcase_add_test(tc, threads_and_progress_leave_the_fingerprint_alone);
+    tcase_add_test(tc, time_checks_name_the_time_that_breaks_a_rule);
+    tcase_add_test(tc, time_checks_read_f32_times);
+    tcase_add_test(tc, time_checks_refuse_an_absent_view_other_shapes_and_device_memory);
+    tcase_add_test(tc, time_checks_give_the_solves_own_message);
     return s;
 }

@@ -234,6 +234,21 @@ OT_API ot_tensor *ot_solution_take_grad_tensor(ot_solution *sol, int which);
  * interpolation data of its forward pass; 0 without the adjoint). */
 OT_API int64_t ot_solution_lane_adjoint_bytes(const ot_solution *sol, int64_t b);
 
+/* ---- For layers built on odetensor ----------------------------------------
+ * A binding, a scheduler or libodetensor_mpi solves parts of a batch and
+ * puts solutions together from lanes solved elsewhere through these (with
+ * ot_ode_describe and ot_set_error), never through the library's structs. */
+
+/* Checks output times by ot_solve_dense's rules, before any solve: t_eval
+ * [nt] (nt >= 1; f32 or f64, host memory), finite, strictly increasing,
+ * t_eval[0] >= t0 (a problem's t0: ot_ode_info). Per-lane times
+ * [nt, nbatch] are the solve's own to check.
+ * @return OT_OK; OT_ERR_ARG (t_eval absent), OT_ERR_SHAPE (not [nt]),
+ * OT_ERR_DEVICE (not host memory), OT_ERR_VALUE naming the first time that
+ * breaks a rule; the messages are ot_solve_dense's ("t_eval: t_eval[2] = 1
+ * is not after t_eval[1] = 1; times must increase strictly"). */
+OT_API int ot_times_check(ot_view t_eval, double t0);
+
 #ifdef __cplusplus
 }
 #endif

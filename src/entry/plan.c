@@ -124,7 +124,8 @@ int ot__plan_bad_message(const ot__plan *pl, int64_t b, char *msg, size_t len)
                     y0 ? "y0" : "params", (long long)i, (long long)b, c[i]);
 }
 
-int ot__times_check_shape(ot_view t_eval)
+/* The output-time rules, once for the plan and for ot_times_check. */
+static int times_check_shape(ot_view t_eval)
 {
     if (ot_view_is_absent(t_eval))
         return ot__fail(OT_ERR_ARG, "t_eval: absent; give the output times");
@@ -134,23 +135,41 @@ int ot__times_check_shape(ot_view t_eval)
     return OT_OK;
 }
 
-int ot__times_check_values(const double *t, int64_t nt, double t0)
+/* t[0..nt), f64 or (f32 set) f32, contiguous: finite, strictly increasing,
+ * none before t0. */
+static int times_check_values(const void *t, int f32, int64_t nt, double t0)
 {
+    double prev = 0;
     for (int64_t i = 0; i < nt; i++) {
-        if (!isfinite(t[i]))
+        const double ti = f32 ? (double)((const float *)t)[i] : ((const double *)t)[i];
+        if (!isfinite(ti))
             return ot__fail(OT_ERR_VALUE,
                             "t_eval: t_eval[%lld] is %g; times must be finite",
-                            (long long)i, t[i]);
-        if (i > 0 && !(t[i] > t[i - 1]))
+                            (long long)i, ti);
+        if (i > 0 && !(ti > prev))
             return ot__fail(OT_ERR_VALUE,
                             "t_eval: t_eval[%lld] = %g is not after t_eval[%lld] = %g; "
                             "times must increase strictly",
-                            (long long)i, t[i], (long long)i - 1, t[i - 1]);
+                            (long long)i, ti, (long long)i - 1, prev);
+        prev = ti;
     }
-    if (t[0] < t0)
-        return ot__fail(OT_ERR_VALUE, "t_eval: t_eval[0] = %g is before t0 = %g", t[0],
+    const double first = f32 ? (double)*(const float *)t : *(const double *)t;
+    if (first < t0)
+        return ot__fail(OT_ERR_VALUE, "t_eval: t_eval[0] = %g is before t0 = %g", first,
                         t0);
     return OT_OK;
+}
+
+int ot_times_check(ot_view t_eval, double t0)
+{
+    int st = times_check_shape(t_eval);
+    if (st != OT_OK)
+        return st;
+    if (t_eval.layout.device.type != OT_CPU)
+        return ot__fail(OT_ERR_DEVICE, "t_eval: must be in host memory");
+    /* A view of one axis is contiguous (the layout rules), f32 or f64. */
+    return times_check_values(t_eval.layout.data, t_eval.layout.dtype == OT_F32,
+                              t_eval.layout.shape[0], t0);
 }
 
 /* t_eval [nt] or [nt, 1]: shared; [nt, nbatch]: each lane its own times,
@@ -168,7 +187,7 @@ static int check_times(ot__plan *pl, ot_view t_eval)
     for (int64_t b = 0; pl->t0s && b < pl->nbatch; b++)
         latest = ot__plan_t0(pl, b) > latest ? ot__plan_t0(pl, b) : latest;
     if (!pl->t_lanes)
-        return ot__times_check_values(pl->t, pl->nt, pl->t0s ? latest : pl->t0);
+        return times_check_values(pl->t, 0, pl->nt, pl->t0s ? latest : pl->t0);
     pl->t_stride = t_eval.layout.strides[1] / (int64_t)sizeof(double);
     for (int64_t b = 0; b < pl->nbatch; b++) {
         const int64_t k = ot__plan_nt(pl, b);
@@ -176,7 +195,7 @@ static int check_times(ot__plan *pl, ot_view t_eval)
             return ot__fail(OT_ERR_VALUE,
                             "t_eval: lane %lld has no output time (all NaN)",
                             (long long)b);
-        if ((st = ot__times_check_values(ot__plan_times(pl, b), k, ot__plan_t0(pl, b))) !=
+        if ((st = times_check_values(ot__plan_times(pl, b), 0, k, ot__plan_t0(pl, b))) !=
             OT_OK) {
             char msg[256];
             snprintf(msg, sizeof msg, "%s", ot_last_error());
@@ -195,7 +214,7 @@ static int check_times_shape(ot__plan *pl, ot_view t_eval)
     const ot_layout *l = &t_eval.layout;
     pl->t_lanes = l->ndim == 2 && l->shape[1] > 1;
     if (l->ndim != 2)
-        return ot__times_check_shape(t_eval);
+        return times_check_shape(t_eval);
     if (l->shape[0] < 1 || (l->shape[1] != 1 && l->shape[1] != pl->nbatch))
         return ot__fail(
             OT_ERR_SHAPE,

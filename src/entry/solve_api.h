@@ -33,14 +33,6 @@ OT_API int ot__solve_adjoint_at(const ot_ode *ode, ot_view y0, ot_view params,
                                 ot__progress progress, int64_t lane_offset,
                                 ot_solution **out);
 
-/* t_eval's shape: present, [nt] with nt >= 1. @return OT_OK, OT_ERR_ARG or
- * OT_ERR_SHAPE naming t_eval. */
-OT_API int ot__times_check_shape(ot_view t_eval);
-
-/* t_eval's values t[0..nt): finite, strictly increasing, none before t0.
- * @return OT_OK or OT_ERR_VALUE naming the first that breaks a rule. */
-OT_API int ot__times_check_values(const double *t, int64_t nt, double t0);
-
 #ifdef __cplusplus
 }
 #endif
