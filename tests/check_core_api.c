@@ -10,54 +10,6 @@
 
 #include "core/test_hooks.h"
 #include "solve/solve.h"
-#include "entry/solve_api.h"
-
-typedef struct {
-    int64_t calls, last_done, last_total;
-} progress_log;
-
-static int log_progress(int64_t done, int64_t total, void *user)
-{
-    progress_log *l = user;
-    l->calls++;
-    l->last_done = done;
-    l->last_total = total;
-    return 0;
-}
-
-START_TEST(a_solve_reports_to_the_progress_hook_it_is_given)
-{
-    enum { NB = 6 };
-    double k[NB], y0[2 * NB];
-    decay_inputs(k, y0, NB);
-    const double t[2] = {0.5, 1.0};
-    progress_log own = {0, 0, 0}, given = {0, 0, 0};
-    ot_ode *ode = decay_ode(1, 1e-8, 1e-10);
-    ck_assert_status(ot_ode_set_progress(ode, log_progress, &own), OT_OK, NULL);
-    if (_i)
-        ck_assert_status(ot_ode_set_mode(ode, OT_LOCKSTEP), OT_OK, NULL);
-    ot_solution *a = NULL, *b = NULL;
-    ck_assert_status(ot__solve_at_times(ode, st_mat(y0, 2, NB), st_mat(k, 1, NB),
-                                        st_vec(t, 2), 0,
-                                        (ot__progress){log_progress, &given}, 0, &a),
-                     OT_OK, NULL);
-    ck_assert_int_eq(own.calls, 0);
-    ck_assert_int_eq(given.last_done, NB);
-    ck_assert_int_eq(given.last_total, NB);
-    ck_assert_int_eq(given.calls, _i ? 2 : NB); /* lockstep: at each output time */
-    /* The same answer as the public entry, bit for bit. */
-    ck_assert_status(
-        ot_solve_dense(ode, st_mat(y0, 2, NB), st_mat(k, 1, NB), st_vec(t, 2), &b), OT_OK,
-        NULL);
-    ck_assert_int_eq(own.last_done, NB);
-    ck_assert(memcmp(ot_tensor_layout(ot_solution_ys(a))->data,
-                     ot_tensor_layout(ot_solution_ys(b))->data,
-                     st_bytes(ot_solution_ys(a))) == 0);
-    ot_solution_free(a);
-    ot_solution_free(b);
-    ot_ode_free(ode);
-}
-END_TEST
 
 START_TEST(the_solver_table_picks_by_mode_and_device)
 {
@@ -440,7 +392,6 @@ Suite *core_api_suite(void)
 {
     Suite *s = suite_create("core_api");
     TCase *tc = ot_test_tcase(s, "core_api", 30);
-    tcase_add_loop_test(tc, a_solve_reports_to_the_progress_hook_it_is_given, 0, 2);
     tcase_add_test(tc, the_solver_table_picks_by_mode_and_device);
     tcase_add_loop_test(tc, each_row_does_what_it_declares, 0, NCHOICES);
     tcase_add_test(tc, every_row_is_chosen_by_a_mode_and_device);

@@ -249,6 +249,45 @@ OT_API int64_t ot_solution_lane_adjoint_bytes(const ot_solution *sol, int64_t b)
  * is not after t_eval[1] = 1; times must increase strictly"). */
 OT_API int ot_times_check(ot_view t_eval, double t0);
 
+/* How ot_solve_dense_opts, ot_solve_fwd_sens_opts and ot_solve_adjoint_opts
+ * run, for a layer that solves a part of a batch of its own (a scheduler's
+ * block, an MPI rank's share) and follows progress itself. Zero it, set
+ * size, then what you need: every field 0 is the plain entry point. It may
+ * grow as ot_ode_info does: the library reads only the caller's size bytes,
+ * later fields counting as 0. */
+typedef struct ot_solve_options {
+    size_t size;          /* set by the caller: sizeof(ot_solve_options) */
+    int replace_progress; /* 1: progress (NULL: none) is called instead of the
+                             problem's callback (ot_ode_set_progress), done and
+                             total counting this call's lanes; 0: the problem's */
+    ot_progress_fn progress;
+    void *progress_user;
+    /* The caller's index of this call's lane 0 (>= 0): callbacks' views of
+     * lane b report ot_callback_lane() = lane_offset + b, as if the call were
+     * a slice of a larger batch. Only that: the solution's lanes, its
+     * messages and the lane argument of the event handler, the loss and
+     * its integrand count from 0 in this call. */
+    int64_t lane_offset;
+} ot_solve_options;
+
+/* As ot_solve_dense, ot_solve_fwd_sens and ot_solve_adjoint, run as *opts
+ * says; opts NULL is the plain call. Results do not depend on the options:
+ * a lane's bits are those of the plain call.
+ * @return as those; OT_ERR_ARG for opts->size below the first version's
+ * (through lane_offset), replace_progress other than 0 or 1, or progress
+ * (or progress_user) set while replace_progress is 0; OT_ERR_VALUE for
+ * lane_offset < 0; OT_ERR_OVERFLOW when lane_offset + nbatch overflows
+ * int64. */
+OT_API int ot_solve_dense_opts(const ot_ode *ode, ot_view y0, ot_view params,
+                               ot_view t_eval, const ot_solve_options *opts,
+                               ot_solution **out);
+OT_API int ot_solve_fwd_sens_opts(const ot_ode *ode, ot_view y0, ot_view params,
+                                  ot_view t_eval, const ot_solve_options *opts,
+                                  ot_solution **out);
+OT_API int ot_solve_adjoint_opts(const ot_ode *ode, ot_view y0, ot_view params,
+                                 ot_view t_eval, const ot_loss *loss,
+                                 const ot_solve_options *opts, ot_solution **out);
+
 #ifdef __cplusplus
 }
 #endif

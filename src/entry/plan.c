@@ -11,7 +11,6 @@
 #include "entry/size_limits.h"
 #include "solve/solve.h"
 #include "kit/integ.h"
-#include "entry/solve_api.h"
 #include "tensor/tensor_impl.h"
 
 /* v as an f64 view the solve can read: the view itself, a converted host

@@ -4,6 +4,8 @@
  * gathered into tensors, the call's status. Solvers only run. */
 #include <float.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,7 +18,6 @@
 #include "kit/progress.h"
 #include "kit/events.h"
 #include "entry/size_limits.h"
-#include "entry/solve_api.h"
 #include "tensor/tensor_impl.h"
 
 /* Outputs of a dense or sens solve: [rows, nt, nbatch] where the solver
@@ -242,22 +243,67 @@ static int run_plan(ot__plan *pl, ot_solution **out)
     return st;
 }
 
-/* progress: the hook in place of the problem's (NULL: the problem's);
- * lane_offset: the caller's index of lane 0 (ot__plan). */
+/* The first version of ot_solve_options ends after lane_offset. */
+#define OT__SOLVE_OPTIONS_V1 (offsetof(ot_solve_options, lane_offset) + sizeof(int64_t))
+
+/* *opts as this library knows it, checked: the caller's size bytes, later
+ * fields 0 (their defaults); NULL: every default. */
+static int read_options(const ot_solve_options *opts, ot_solve_options *o)
+{
+    memset(o, 0, sizeof *o);
+    if (opts == NULL)
+        return OT_OK;
+    if (opts->size < OT__SOLVE_OPTIONS_V1)
+        return ot__fail(OT_ERR_ARG,
+                        "opts: size is %zu bytes; set opts->size = "
+                        "sizeof(ot_solve_options) first (%zu bytes at least; %zu in "
+                        "this library)",
+                        opts->size, (size_t)OT__SOLVE_OPTIONS_V1, sizeof *o);
+    memcpy(o, opts, opts->size < sizeof *o ? opts->size : sizeof *o);
+    if (o->replace_progress != 0 && o->replace_progress != 1)
+        return ot__fail(OT_ERR_ARG,
+                        "opts: replace_progress is %d; use 0 (the problem's progress "
+                        "callback) or 1 (opts->progress instead; NULL: none)",
+                        o->replace_progress);
+    if (!o->replace_progress && (o->progress != NULL || o->progress_user != NULL))
+        return ot__fail(OT_ERR_ARG, "opts: progress is set but replace_progress is 0; "
+                                    "set replace_progress = 1 to use it");
+    if (o->lane_offset < 0)
+        return ot__fail(OT_ERR_VALUE, "opts: lane_offset is %lld; must be >= 0",
+                        (long long)o->lane_offset);
+    return OT_OK;
+}
+
+/* Checked options into a made plan. */
+static int apply_options(ot__plan *pl, const ot_solve_options *o)
+{
+    if (o->lane_offset > INT64_MAX - pl->nbatch)
+        return ot__fail(OT_ERR_OVERFLOW,
+                        "opts: lane_offset %lld + %lld lanes overflows int64",
+                        (long long)o->lane_offset, (long long)pl->nbatch);
+    if (o->replace_progress) {
+        pl->progress = o->progress;
+        pl->progress_user = o->progress_user;
+    }
+    pl->lane_offset = o->lane_offset;
+    return OT_OK;
+}
+
+/* The entries with output times or a final time; opts may be NULL. */
 static int solve(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
-                 double t_final, ot__kind kind, const ot__progress *progress,
-                 int64_t lane_offset, ot_solution **out)
+                 double t_final, ot__kind kind, const ot_solve_options *opts,
+                 ot_solution **out)
 {
     if (out == NULL)
         return ot__fail(OT_ERR_ARG, "out: NULL");
+    ot_solve_options o;
+    int st = read_options(opts, &o);
+    if (st != OT_OK)
+        return st;
     ot__plan pl;
-    int st = ot__plan_make(&pl, ode, y0, params, t_eval, t_final, kind);
-    if (st == OT_OK && progress) {
-        pl.progress = progress->fn;
-        pl.progress_user = progress->user;
-    }
+    st = ot__plan_make(&pl, ode, y0, params, t_eval, t_final, kind);
     if (st == OT_OK)
-        pl.lane_offset = lane_offset;
+        st = apply_options(&pl, &o);
     if (st == OT_OK)
         st = run_plan(&pl, out);
     ot__plan_free(&pl);
@@ -293,31 +339,42 @@ int ot_solve_dense_with(const ot_ode *ode, const ot_solve_inputs *in, ot_solutio
 int ot_solve_dense(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
                    ot_solution **out)
 {
-    return solve(ode, y0, params, t_eval, 0, OT__DENSE, NULL, 0, out);
+    return solve(ode, y0, params, t_eval, 0, OT__DENSE, NULL, out);
+}
+
+int ot_solve_dense_opts(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
+                        const ot_solve_options *opts, ot_solution **out)
+{
+    return solve(ode, y0, params, t_eval, 0, OT__DENSE, opts, out);
 }
 
 int ot_solve_fwd_sens(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
                       ot_solution **out)
 {
-    return solve(ode, y0, params, t_eval, 0, OT__SENS, NULL, 0, out);
+    return solve(ode, y0, params, t_eval, 0, OT__SENS, NULL, out);
 }
 
-/* ot_solve_adjoint, with progress reported to `progress` when not NULL,
- * lane 0 being the caller's lane_offset. */
+int ot_solve_fwd_sens_opts(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
+                           const ot_solve_options *opts, ot_solution **out)
+{
+    return solve(ode, y0, params, t_eval, 0, OT__SENS, opts, out);
+}
+
+/* ot_solve_adjoint; opts may be NULL. */
 static int solve_adjoint(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
-                         const ot_loss *loss, const ot__progress *progress,
-                         int64_t lane_offset, ot_solution **out)
+                         const ot_loss *loss, const ot_solve_options *opts,
+                         ot_solution **out)
 {
     if (out == NULL)
         return ot__fail(OT_ERR_ARG, "out: NULL");
+    ot_solve_options o;
+    int st = read_options(opts, &o);
+    if (st != OT_OK)
+        return st;
     ot__plan pl;
-    int st = ot__plan_make(&pl, ode, y0, params, t_eval, 0, OT__ADJ);
-    if (st == OT_OK && progress) {
-        pl.progress = progress->fn;
-        pl.progress_user = progress->user;
-    }
+    st = ot__plan_make(&pl, ode, y0, params, t_eval, 0, OT__ADJ);
     if (st == OT_OK)
-        pl.lane_offset = lane_offset;
+        st = apply_options(&pl, &o);
     if (st == OT_OK && pl.t_lanes && !pl.solver->adjoint_per_lane_times)
         st = ot__fail(OT_ERR_ARG,
                       "t_eval: per-lane output times with ot_solve_adjoint run in "
@@ -335,26 +392,18 @@ static int solve_adjoint(const ot_ode *ode, ot_view y0, ot_view params, ot_view 
 int ot_solve_adjoint(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
                      const ot_loss *loss, ot_solution **out)
 {
-    return solve_adjoint(ode, y0, params, t_eval, loss, NULL, 0, out);
+    return solve_adjoint(ode, y0, params, t_eval, loss, NULL, out);
 }
 
-int ot__solve_adjoint_at(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
-                         const ot_loss *loss, ot__progress progress, int64_t lane_offset,
-                         ot_solution **out)
+int ot_solve_adjoint_opts(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
+                          const ot_loss *loss, const ot_solve_options *opts,
+                          ot_solution **out)
 {
-    return solve_adjoint(ode, y0, params, t_eval, loss, &progress, lane_offset, out);
+    return solve_adjoint(ode, y0, params, t_eval, loss, opts, out);
 }
 
 int ot_solve(const ot_ode *ode, ot_view y0, ot_view params, double final_time,
              ot_solution **out)
 {
-    return solve(ode, y0, params, ot_view_absent(), final_time, OT__STEPS, NULL, 0, out);
-}
-
-int ot__solve_at_times(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
-                       int sens, ot__progress progress, int64_t lane_offset,
-                       ot_solution **out)
-{
-    return solve(ode, y0, params, t_eval, 0, sens ? OT__SENS : OT__DENSE, &progress,
-                 lane_offset, out);
+    return solve(ode, y0, params, ot_view_absent(), final_time, OT__STEPS, NULL, out);
 }

@@ -6,7 +6,8 @@
  * it works; the root answers every request with a block (its index, then its
  * inputs) or with -1 when none is left. The root solves blocks too and
  * answers requests between its blocks and, where MPI's thread level allows,
- * after each lane it finishes (through the problem's progress hook), so a
+ * after each lane it finishes (through the progress hook its block solves
+ * call in place of the problem's, ot_solve_options), so a
  * worker's request waits at most one lane. A worker that drew costly lanes
  * simply asks less often: ranks finish within about a block of each other.
  * OT_MPI_STATIC replaces the counter by fixed contiguous shares (for
@@ -124,10 +125,13 @@ static void solve_block(ot__mpi *m, int64_t k, double *in)
                              cpu, 3, ds, dst);
     }
     ot_solution *sol = NULL;
+    ot_solve_options run = m->run; /* callbacks read the lanes' global indices */
+    run.lane_offset = lo;
     const double t0 = MPI_Wtime();
     if (s == OT_OK)
-        s = m->adj ? ot__solve_adjoint_at(m->ode, y0, p, t, &loss, m->progress, lo, &sol)
-                   : ot__solve_at_times(m->ode, y0, p, t, m->sens, m->progress, lo, &sol);
+        s = m->adj    ? ot_solve_adjoint_opts(m->ode, y0, p, t, &loss, &run, &sol)
+            : m->sens ? ot_solve_fwd_sens_opts(m->ode, y0, p, t, &run, &sol)
+                      : ot_solve_dense_opts(m->ode, y0, p, t, &run, &sol);
     m->info.t_solve += MPI_Wtime() - t0;
     if (s == OT_ERR_LANES_FAILED)
         s = OT_OK; /* lane failures travel with the lanes */
@@ -207,9 +211,10 @@ int ot__mpi_deal(ot__mpi *m)
     dealer d;
     memset(&d, 0, sizeof d);
     d.m = m;
-    /* The caller's hook would see block-local counts: never theirs. */
-    m->progress.fn = NULL;
-    m->progress.user = NULL;
+    /* The problem's hook would see block-local counts: never called. */
+    memset(&m->run, 0, sizeof m->run);
+    m->run.size = sizeof m->run;
+    m->run.replace_progress = 1;
     const int root = m->rank == m->opt.root;
     int level = MPI_THREAD_SINGLE, is_main = 0, st = OT_OK;
     MPI_Query_thread(&level);
@@ -231,8 +236,8 @@ int ot__mpi_deal(ot__mpi *m)
         for (int r = 0; d.cur && r < m->size; r++)
             d.cur[r] = m->nblocks * r / m->size;
         if (poll) {
-            m->progress.fn = poll_hook;
-            m->progress.user = &d;
+            m->run.progress = poll_hook;
+            m->run.progress_user = &d;
         }
     }
     st = ot__mpi_agree(m, st);
@@ -249,7 +254,8 @@ int ot__mpi_deal(ot__mpi *m)
     free(in);
     free(d.cur);
     free(d.sent);
-    m->progress.fn = NULL;
+    m->run.progress = NULL;
+    m->run.progress_user = NULL;
     if (st == OT_OK && m->hard != OT_OK)
         st = ot_set_error(m->hard, "%s", m->hard_msg);
     return st;

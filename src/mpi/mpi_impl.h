@@ -18,7 +18,6 @@
 
 #include "core/error.h"
 #include "solution/solution_impl.h"
-#include "entry/solve_api.h"
 
 /* One lane's fixed part on the wire; its message (msg_len bytes, padded to
  * 8) and its output columns follow it. */
@@ -32,11 +31,13 @@ typedef struct {
     MPI_Comm comm; /* our duplicate, MPI_ERRORS_RETURN */
     int rank, size;
     ot_mpi_options opt;
-    const ot_ode *ode;     /* the caller's problem */
-    ot_ode_info desc;      /* its sizes, options and fingerprint */
-    ot__progress progress; /* the hook block solves report to (not the caller's) */
-    int sens;              /* ot_mpi_solve_fwd_sens */
-    int adj;               /* ot_mpi_solve_adjoint, with the caller's loss: */
+    const ot_ode *ode; /* the caller's problem */
+    ot_ode_info desc;  /* its sizes, options and fingerprint */
+    /* How block solves run: the dealer's progress hook (or none) in place
+     * of the problem's, lane_offset set to each block's first global lane. */
+    ot_solve_options run;
+    int sens; /* ot_mpi_solve_fwd_sens */
+    int adj;  /* ot_mpi_solve_adjoint, with the caller's loss: */
     ot_loss loss;
     int has_loss;     /* loss was not NULL */
     int lane_data;    /* data [rows, nt] per lane, packed in the store */
@@ -54,9 +55,8 @@ typedef struct {
     int64_t nsolved, cap_solved;
     int64_t *blk;
     ot_solution **blk_sol;
-    int hard;             /* first failure of a block solve on this rank */
-    char hard_msg[256];   /* its message */
-    int poll_in_progress; /* root answers requests after each lane it solves */
+    int hard;           /* first failure of a block solve on this rank */
+    char hard_msg[256]; /* its message */
     ot_mpi_info info;
 } ot__mpi;
 
