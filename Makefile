@@ -97,7 +97,7 @@ LIB_SRC := src/core/error.c src/core/memory.c \
            src/ode/ode.c \
            src/ode/ode_info.c \
            src/entry/solve.c src/entry/solvers.c src/entry/plan.c src/entry/size_limits.c \
-           src/solution/solution.c src/solution/output.c src/kit/callback.c src/kit/cv_setup.c \
+           src/solution/solution.c src/solution/assemble.c src/solution/output.c src/kit/callback.c src/kit/cv_setup.c \
            src/kit/advance.c src/kit/integ.c src/kit/progress.c src/kit/events.c src/kit/pool.c src/kit/sens.c src/kit/adjoint.c \
            src/run/loop.c src/run/adjoint.c \
            src/lanes/lanes.c src/lanes/worker.c src/lanes/lane.c src/lanes/adjoint.c \
@@ -113,7 +113,8 @@ TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/c
             tests/check_core_api.c tests/check_lockstep_blocks.c tests/check_traps.c \
             tests/check_events.c tests/check_sens_derivs.c tests/check_adjoint.c \
             tests/check_methods.c tests/check_linsol.c tests/check_mode_events.c \
-            tests/check_callback_lane.c tests/check_lanes_alone.c tests/check_layer_api.c
+            tests/check_callback_lane.c tests/check_lanes_alone.c tests/check_layer_api.c \
+            tests/check_assemble.c
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/obj/%.o)
 EXAMPLES := dlpack_tour robertson lotka_volterra sensitivity_decay bouncing_ball user_jacobian \
             seir_peak population_pk fit_lotka_volterra

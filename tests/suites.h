@@ -30,6 +30,7 @@ Suite *mode_events_suite(void);
 Suite *lanes_alone_suite(void);
 Suite *callback_lane_suite(void);
 Suite *layer_api_suite(void);
+Suite *assemble_suite(void);
 
 /* A test case named name in s, each test limited to timeout seconds. */
 static inline TCase *ot_test_tcase(Suite *s, const char *name, double timeout)

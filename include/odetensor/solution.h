@@ -288,6 +288,66 @@ OT_API int ot_solve_adjoint_opts(const ot_ode *ode, ot_view y0, ot_view params,
                                  ot_view t_eval, const ot_loss *loss,
                                  const ot_solve_options *opts, ot_solution **out);
 
+/* ---- Assembling a solution from lanes solved elsewhere ----------------------
+ * A layer that solves lanes in other calls, threads or processes (an MPI
+ * rank's blocks, a scheduler's) puts them together into one ot_solution
+ * that reads as a solve's: make it, attach its output tensors and set each
+ * lane's results. Every setter checks its lane and value (status and
+ * message naming the function, the argument and the rule), so a solution
+ * never holds what no solve could give; event tensors are not offered
+ * (a solve's own only). Lanes may be set from several threads at once, one
+ * thread a lane; attach from one thread. */
+
+/* A solution of nbatch >= 0 lanes with room for nsens >= 0 sensitivity
+ * tensors and, with_roots 1, a root per lane: every lane OT_OK with no
+ * message, count 0, no root (-1, NaN), statistics and checkpoint bytes 0;
+ * no tensors. Ownership: *out is the caller's (ot_solution_free).
+ * @return OT_OK; OT_ERR_ARG (out NULL, with_roots not 0 or 1), OT_ERR_VALUE
+ * (nbatch or nsens < 0), OT_ERR_OVERFLOW (per-lane arrays beyond size_t),
+ * OT_ERR_NOMEM. */
+OT_API int ot_solution_new(ot_solution **out, int64_t nbatch, int64_t nsens,
+                           int with_roots);
+
+/* Attach an output tensor, which the solution owns once attached (freed with
+ * it, handed out by ot_solution_take_*; the caller may keep writing its
+ * data, through the pointer it holds, while the solution lives):
+ *   ts       [nt] (every lane) or [nt, nbatch] (per lane), f64, host;
+ *   ys       [rows, nt, nbatch], f32 or f64, host or device;
+ *   sens j   (0 <= j < nsens) the same shape, dtype and device as ys and
+ *            the other sensitivities held;
+ *   gradient OT_GRAD_LOSS [nbatch], OT_GRAD_PARAMS [np, nbatch],
+ *            OT_GRAD_Y0 [n, nbatch], f64, host.
+ * nt must agree between ts, ys and the sensitivities held, and be at least
+ * every lane's count. @return OT_OK; OT_ERR_ARG (sol or the tensor NULL,
+ * its slot holding one already, j or which out of range), OT_ERR_SHAPE,
+ * OT_ERR_DTYPE, OT_ERR_DEVICE. On failure the tensor stays the caller's. */
+OT_API int ot_solution_attach_ts(ot_solution *sol, ot_tensor *ts);
+OT_API int ot_solution_attach_ys(ot_solution *sol, ot_tensor *ys);
+OT_API int ot_solution_attach_sens(ot_solution *sol, int64_t j, ot_tensor *sens);
+OT_API int ot_solution_attach_grad_tensor(ot_solution *sol, int which, ot_tensor *grad);
+
+/* Lane b's results, as ot_solution_lane_* read them. Each returns OT_OK, or
+ * OT_ERR_ARG for sol NULL or b outside 0..nbatch-1, and leaves the lane as
+ * it was on any failure but OT_ERR_NOMEM:
+ *   status   a code of status.h, with message (copied, up to 255 bytes;
+ *            NULL or "" for none); OT_OK clears the message, and refuses
+ *            one (OT_ERR_ARG, as an unknown code); OT_ERR_NOMEM: the status
+ *            set, the message "";
+ *   count    valid outputs, 0..nt (ys' nt once attached; OT_ERR_VALUE);
+ *   root     index >= 0 of the root function that fired and its finite
+ *            time, or -1 and NaN for none (OT_ERR_VALUE); OT_ERR_ARG for a
+ *            solution made without roots;
+ *   stats    copied from *stats (OT_ERR_ARG for NULL);
+ *   adjoint bytes  >= 0 (OT_ERR_VALUE), OT_ERR_NOMEM at the first nonzero
+ *            when the per-lane array cannot be made. */
+OT_API int ot_solution_set_lane_status(ot_solution *sol, int64_t b, int status,
+                                       const char *message);
+OT_API int ot_solution_set_lane_count(ot_solution *sol, int64_t b, int64_t count);
+OT_API int ot_solution_set_lane_root(ot_solution *sol, int64_t b, int index, double time);
+OT_API int ot_solution_set_lane_stats(ot_solution *sol, int64_t b,
+                                      const ot_lane_stats *stats);
+OT_API int ot_solution_set_lane_adjoint_bytes(ot_solution *sol, int64_t b, int64_t bytes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -33,6 +33,19 @@ const char *ot_status_text(int status)
     }
 }
 
+int ot__status_known(int status)
+{
+    switch (status) {
+#define OT_STATUS_KNOWN_(name, value, text)                                              \
+    case value:                                                                          \
+        return 1;
+        OT_STATUS_LIST(OT_STATUS_KNOWN_)
+#undef OT_STATUS_KNOWN_
+    default:
+        return 0;
+    }
+}
+
 const char *ot_last_error(void) { return last_error; }
 
 void ot_clear_error(void) { last_error[0] = '\0'; }
@@ -58,7 +71,7 @@ int ot__fail(int status, const char *fmt, ...)
 
 int ot_set_error(int status, const char *fmt, ...)
 {
-    if (status == OT_OK || strcmp(ot_status_name(status), "OT_UNKNOWN_STATUS") == 0)
+    if (status == OT_OK || !ot__status_known(status))
         return ot__fail(OT_ERR_ARG,
                         "ot_set_error: status is %d; give a failure code of "
                         "odetensor/status.h (OT_ERR_...)",

@@ -14,6 +14,9 @@ extern "C" {
  * status. */
 int ot__fail(int status, const char *fmt, ...) OT_PRINTF_(2, 3);
 
+/* 1 when status is a code of the list in status.h (OT_OK included). */
+int ot__status_known(int status);
+
 #ifdef __cplusplus
 }
 #endif

@@ -179,7 +179,7 @@ static int run_plan_with(const ot__plan *pl, ot_solution **out)
         pl->kind != OT__STEPS ? 0 : (pl->nbatch + pl->block - 1) / pl->block;
     ot_solution *sol = NULL;
     ot__sink sink = {NULL, NULL, NULL};
-    int st = ot__solution_new(&sol, pl->nbatch, pl->ns, pl->ode->nroots > 0);
+    int st = ot_solution_new(&sol, pl->nbatch, pl->ns, pl->ode->nroots > 0);
     if (st == OT_OK && nrec > 0 &&
         (sink.records = OT__CALLOC((size_t)nrec, sizeof *sink.records)) == NULL)
         st = ot__fail(OT_ERR_NOMEM, "solve: cannot allocate step records");

@@ -39,7 +39,7 @@ static int64_t col_bytes(const ot__mpi *m)
 
 static const char *lane_msg(const ot_solution *s, int64_t j)
 {
-    return s->status[j] != OT_OK ? ot_solution_lane_message(s, j) : "";
+    return ot_solution_lane_status(s, j) != OT_OK ? ot_solution_lane_message(s, j) : "";
 }
 
 /* ot_mpi_solve_adjoint: loss, dL/dp, dL/dy0 and the checkpoint bytes of a
@@ -52,21 +52,19 @@ static int64_t record_bytes(const ot__mpi *m, const ot_solution *s, int64_t j)
            (1 + m->nsens) * col_bytes(m) + 8 * grad_doubles(m);
 }
 
-/* The lane's gradient doubles (grad_doubles) at g, from s's lane j (out)
- * or into it (in); byte copies, the record being a char buffer. */
-static void grads_move(const ot__mpi *m, ot_solution *s, int64_t j, char *g, int out)
+/* Lane j's gradient doubles (grad_doubles) of a block's solution into g;
+ * byte copies, the record being a char buffer. */
+static void grads_out(const ot__mpi *m, const ot_solution *s, int64_t j, char *g)
 {
     const int64_t rows[3] = {1, m->np, m->n};
     for (int k = 0; k < 3; k++) {
-        char *t = (char *)ot_tensor_layout(s->grads[k])->data + j * rows[k] * 8;
-        memcpy(out ? g : t, out ? t : g, (size_t)rows[k] * 8);
+        const char *t =
+            (const char *)ot_tensor_layout(ot_solution_grad_tensor(s, k))->data;
+        memcpy(g, t + j * rows[k] * 8, (size_t)rows[k] * 8);
         g += rows[k] * 8;
     }
-    double bytes = (double)s->adj_bytes[j];
-    if (out)
-        memcpy(g, &bytes, sizeof bytes);
-    else
-        memcpy(&bytes, g, sizeof bytes), s->adj_bytes[j] = (int64_t)bytes;
+    const double bytes = (double)ot_solution_lane_adjoint_bytes(s, j);
+    memcpy(g, &bytes, sizeof bytes);
 }
 
 /* Lane j of one block's solution (global lane g) as a record at dst;
@@ -77,12 +75,13 @@ static int64_t pack_lane(const ot__mpi *m, const ot_solution *s, int64_t j, int6
     ot__mpi_lane_head h;
     memset(&h, 0, sizeof h);
     const char *msg = lane_msg(s, j);
+    int root_index;
     h.lane = g;
-    h.status = s->status[j];
-    h.count = s->count[j];
-    h.root_index = s->root_index ? s->root_index[j] : -1;
-    h.root_time = s->root_time ? s->root_time[j] : NAN;
-    h.stats = s->stats[j];
+    h.status = ot_solution_lane_status(s, j);
+    h.count = ot_solution_lane_count(s, j);
+    ot_solution_lane_root(s, j, &root_index, &h.root_time); /* -1, NaN: none */
+    h.root_index = root_index;
+    ot_solution_lane_stats(s, j, &h.stats);
     h.msg_len = (int64_t)strlen(msg);
     char *p = dst;
     memcpy(p, &h, sizeof h);
@@ -92,84 +91,128 @@ static int64_t pack_lane(const ot__mpi *m, const ot_solution *s, int64_t j, int6
     p += pad8(h.msg_len);
     const size_t len = (size_t)(m->rows * m->nt) * m->isz;
     for (int64_t t = 0; t <= m->nsens; t++) {
-        const ot_layout *l = ot_tensor_layout(t == 0 ? s->ys : s->sens[t - 1]);
+        const ot_layout *l =
+            ot_tensor_layout(t == 0 ? ot_solution_ys(s) : ot_solution_sens(s, t - 1));
         memcpy(p, (const char *)l->data + j * l->strides[2], len);
         p += col_bytes(m);
     }
     if (m->adj) {
-        grads_move(m, (ot_solution *)(uintptr_t)s, j, p, 1);
+        grads_out(m, s, j, p);
         p += 8 * grad_doubles(m);
     }
     return p - dst;
 }
 
-/* Unpacks the records in [p, end) into sol, whose lane 0 is global lane base. */
-static void unpack(const ot__mpi *m, const char *p, const char *end, ot_solution *sol,
-                   int64_t base)
+/* This rank's solution while lanes land in it: its tensors, attached to sol
+ * (which owns them) and kept here to write the lanes' columns into. */
+typedef struct {
+    ot_solution *sol;
+    ot_tensor *ys, **sens, *grads[3];
+} landing;
+
+/* One lane's results from its record head and message into lane b. */
+static int set_lane(const ot__mpi *m, ot_solution *sol, int64_t b,
+                    const ot__mpi_lane_head *h, const char *msg)
+{
+    int st = ot_solution_set_lane_status(sol, b, (int)h->status, msg);
+    if (st == OT_OK)
+        st = ot_solution_set_lane_count(sol, b, h->count);
+    if (st == OT_OK)
+        st = ot_solution_set_lane_stats(sol, b, &h->stats);
+    if (st == OT_OK && m->has_roots)
+        st = ot_solution_set_lane_root(sol, b, (int)h->root_index, h->root_time);
+    return st;
+}
+
+/* Unpacks the records in [p, end) into the landing, whose lane 0 is global
+ * lane base. */
+static int unpack(const ot__mpi *m, const char *p, const char *end, const landing *d,
+                  int64_t base)
 {
     const size_t len = (size_t)(m->rows * m->nt) * m->isz;
-    while (p < end) {
+    const int64_t rows[3] = {1, m->np, m->n};
+    int st = OT_OK;
+    while (st == OT_OK && p < end) {
         ot__mpi_lane_head h;
         memcpy(&h, p, sizeof h);
         p += sizeof h;
         const int64_t b = h.lane - base;
-        sol->status[b] = (int)h.status;
-        sol->count[b] = h.count;
-        sol->stats[b] = h.stats;
-        if (sol->root_index) {
-            sol->root_index[b] = (int)h.root_index;
-            sol->root_time[b] = h.root_time;
-        }
-        if (h.status != OT_OK) {
-            char msg[256];
-            const size_t n = h.msg_len < 255 ? (size_t)h.msg_len : 255;
-            memcpy(msg, p, n);
-            msg[n] = '\0';
-            ot__solution_fail_lane(sol, b, (int)h.status, msg);
-        }
+        char msg[256];
+        const size_t n = h.msg_len < 255 ? (size_t)h.msg_len : 255;
+        memcpy(msg, p, n);
+        msg[n] = '\0';
+        st = set_lane(m, d->sol, b, &h, h.status != OT_OK ? msg : "");
         p += pad8(h.msg_len);
         for (int64_t t = 0; t <= m->nsens; t++) {
-            const ot_layout *l = ot_tensor_layout(t == 0 ? sol->ys : sol->sens[t - 1]);
+            const ot_layout *l = ot_tensor_layout(t == 0 ? d->ys : d->sens[t - 1]);
             memcpy((char *)l->data + b * l->strides[2], p, len);
             p += col_bytes(m);
         }
+        for (int k = 0; m->adj && k < 3; k++) {
+            memcpy((char *)ot_tensor_layout(d->grads[k])->data + b * rows[k] * 8, p,
+                   (size_t)rows[k] * 8);
+            p += rows[k] * 8;
+        }
         if (m->adj) {
-            grads_move(m, sol, b, (char *)(uintptr_t)p, 0);
-            p += 8 * grad_doubles(m);
+            double bytes;
+            memcpy(&bytes, p, sizeof bytes);
+            p += sizeof bytes;
+            if (st == OT_OK)
+                st = ot_solution_set_lane_adjoint_bytes(d->sol, b, (int64_t)bytes);
         }
     }
+    return st;
+}
+
+/* A new tensor attached to sol at once (so that sol frees it), NULL when
+ * either step failed. */
+static ot_tensor *attached(ot_solution *sol, int which, int64_t j, ot_dtype dtype,
+                           int ndim, const int64_t *shape, int *st)
+{
+    ot_tensor *t = NULL;
+    if (*st == OT_OK)
+        *st = ot_tensor_new(&t, dtype, ndim, shape);
+    if (*st == OT_OK)
+        *st = which == 0   ? ot_solution_attach_ts(sol, t)
+              : which == 1 ? ot_solution_attach_ys(sol, t)
+              : which == 2 ? ot_solution_attach_sens(sol, j, t)
+                           : ot_solution_attach_grad_tensor(sol, (int)j, t);
+    if (*st != OT_OK) {
+        ot_tensor_free(t);
+        return NULL;
+    }
+    return t;
 }
 
 /* This rank's empty solution for nlocal lanes: per-lane arrays, ys, sens and
- * ts, shaped as ot_solve_dense shapes them. */
-static int new_solution(const ot__mpi *m, int64_t nlocal, ot_solution **out)
+ * ts shaped as ot_solve_dense shapes them, and the adjoint's gradients. */
+static int new_solution(const ot__mpi *m, int64_t nlocal, landing *d)
 {
-    ot_solution *s = NULL;
-    int st = ot__solution_new(&s, nlocal, m->nsens, m->has_roots);
+    memset(d, 0, sizeof *d);
+    int st = ot_solution_new(&d->sol, nlocal, m->nsens, m->has_roots);
+    const ot_dtype dt = (ot_dtype)m->desc.out_dtype;
     const int64_t shape[3] = {m->rows, m->nt, nlocal};
-    if (st == OT_OK)
-        st = ot_tensor_new(&s->ys, (ot_dtype)m->desc.out_dtype, 3, shape);
-    for (int64_t j = 0; st == OT_OK && j < m->nsens; j++)
-        st = ot_tensor_new(&s->sens[j], (ot_dtype)m->desc.out_dtype, 3, shape);
-    if (st == OT_OK)
-        st = ot_tensor_new(&s->ts, OT_F64, 1, &m->nt);
-    const int64_t g0[1] = {nlocal}, g1[2] = {m->np, nlocal}, g2[2] = {m->n, nlocal};
-    if (st == OT_OK && m->adj) /* every lane's arrive (failed ones NaN) */
-        st = ot_tensor_new(&s->grads[OT_GRAD_LOSS], OT_F64, 1, g0);
-    if (st == OT_OK && m->adj)
-        st = ot_tensor_new(&s->grads[OT_GRAD_PARAMS], OT_F64, 2, g1);
-    if (st == OT_OK && m->adj)
-        st = ot_tensor_new(&s->grads[OT_GRAD_Y0], OT_F64, 2, g2);
-    if (st == OT_OK && m->adj &&
-        (s->adj_bytes = calloc((size_t)nlocal + 1, sizeof *s->adj_bytes)) == NULL)
+    if (st == OT_OK && (d->sens = calloc((size_t)m->nsens + 1, sizeof *d->sens)) == NULL)
         st = OT_ERR_NOMEM;
+    ot_tensor *ts = attached(d->sol, 0, 0, OT_F64, 1, &m->nt, &st);
+    d->ys = attached(d->sol, 1, 0, dt, 3, shape, &st);
+    for (int64_t j = 0; j < m->nsens; j++)
+        d->sens[j] = attached(d->sol, 2, j, dt, 3, shape, &st);
+    const int64_t g0[1] = {nlocal}, g1[2] = {m->np, nlocal}, g2[2] = {m->n, nlocal};
+    for (int k = 0; m->adj && k < 3; k++) /* every lane's arrive (failed ones NaN) */
+        d->grads[k] = attached(d->sol, 3, k, OT_F64, k == 0 ? 1 : 2,
+                               k == 0   ? g0
+                               : k == 1 ? g1
+                                        : g2,
+                               &st);
     if (st != OT_OK) {
-        ot_solution_free(s);
+        ot_solution_free(d->sol);
+        free(d->sens);
+        memset(d, 0, sizeof *d);
         return ot_set_error(st, "outputs: cannot allocate %lld lanes on rank %d (%s)",
                             (long long)nlocal, m->rank, ot_last_error());
     }
-    memcpy(ot_tensor_layout(s->ts)->data, m->t, (size_t)m->nt * sizeof *m->t);
-    *out = s;
+    memcpy(ot_tensor_layout(ts)->data, m->t, (size_t)m->nt * sizeof *m->t);
     return OT_OK;
 }
 
@@ -212,7 +255,7 @@ int ot__mpi_collect(ot__mpi *m, ot_solution **out)
         x.rbytes = x.bytes + m->size;
         x.recv = x.send + m->size;
         for (int64_t i = 0; i < m->nsolved; i++)
-            for (int64_t j = 0; j < m->blk_sol[i]->nbatch; j++) {
+            for (int64_t j = 0; j < ot_solution_nbatch(m->blk_sol[i]); j++) {
                 const int64_t g = m->blk[i] * m->block + j;
                 x.bytes[owner(m, g)] += record_bytes(m, m->blk_sol[i], j);
             }
@@ -227,11 +270,11 @@ int ot__mpi_collect(ot__mpi *m, ot_solution **out)
     const int64_t base = gather ? 0 : m->off[m->rank];
     const int64_t nlocal = gather ? (m->rank == m->opt.root ? m->nbatch : 0)
                                   : m->off[m->rank + 1] - m->off[m->rank];
-    ot_solution *sol = NULL;
+    landing d = {0};
     if (st == OT_OK) {
         st = alloc_side(x.recv, x.rbytes, m->size, m->rank);
         if (st == OT_OK && (!gather || m->rank == m->opt.root))
-            st = new_solution(m, nlocal, &sol);
+            st = new_solution(m, nlocal, &d);
         st = ot__mpi_agree(m, st);
     }
     if (st == OT_OK) {
@@ -240,7 +283,7 @@ int ot__mpi_collect(ot__mpi *m, ot_solution **out)
         st = ot__mpi_agree(m, fill ? OT_OK
                                    : ot_set_error(OT_ERR_NOMEM, "outputs: no memory"));
         for (int64_t i = 0; st == OT_OK && i < m->nsolved; i++) {
-            for (int64_t j = 0; j < m->blk_sol[i]->nbatch; j++) {
+            for (int64_t j = 0; j < ot_solution_nbatch(m->blk_sol[i]); j++) {
                 const int64_t g = m->blk[i] * m->block + j;
                 const int d = owner(m, g);
                 fill[d] += pack_lane(m, m->blk_sol[i], j, g, x.send[d] + fill[d]);
@@ -252,17 +295,18 @@ int ot__mpi_collect(ot__mpi *m, ot_solution **out)
     }
     if (st == OT_OK)
         st = ot__mpi_move(m, x.send, x.bytes, x.recv, x.rbytes);
-    for (int r = 0; st == OT_OK && sol && r < m->size; r++)
-        unpack(m, x.recv[r], x.recv[r] + x.rbytes[r], sol, base);
+    for (int r = 0; st == OT_OK && d.sol && r < m->size; r++)
+        st = unpack(m, x.recv[r], x.recv[r] + x.rbytes[r], &d, base);
     xbufs_free(&x, m->size);
+    free(d.sens);
     st = ot__mpi_agree(m, st);
     m->info.t_gather = MPI_Wtime() - t0;
     m->info.lane_offset = base;
     m->info.nlocal = nlocal;
     if (st != OT_OK) {
-        ot_solution_free(sol);
+        ot_solution_free(d.sol);
         return st;
     }
-    *out = sol;
+    *out = d.sol;
     return OT_OK;
 }

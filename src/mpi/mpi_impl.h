@@ -16,9 +16,6 @@
 
 #include "odetensor_mpi.h"
 
-#include "core/error.h"
-#include "solution/solution_impl.h"
-
 /* One lane's fixed part on the wire; its message (msg_len bytes, padded to
  * 8) and its output columns follow it. */
 typedef struct {

@@ -33,8 +33,8 @@ static int owner_of(const ot__mpi *m, int64_t g)
 static int batch_status(ot__mpi *m, const ot_solution *sol)
 {
     int64_t mine[2] = {ot_solution_nfailed(sol), INT64_MAX}, all[2];
-    for (int64_t b = 0; sol && b < sol->nbatch; b++)
-        if (sol->status[b] != OT_OK) {
+    for (int64_t b = 0; b < ot_solution_nbatch(sol); b++) /* 0 for NULL */
+        if (ot_solution_lane_status(sol, b) != OT_OK) {
             mine[1] = m->info.lane_offset + b;
             break;
         }

@@ -1,6 +1,7 @@
 /* The solution: owned outputs, per-lane status, messages and statistics. */
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,13 +9,37 @@
 #include "core/error.h"
 #include "solution/solution_impl.h"
 
-int ot__solution_new(ot_solution **out, int64_t nbatch, int64_t nsens, int with_roots)
+int ot_solution_new(ot_solution **out, int64_t nbatch, int64_t nsens, int with_roots)
 {
+    if (out == NULL)
+        return ot__fail(OT_ERR_ARG, "ot_solution_new: out is NULL");
+    if (nbatch < 0 || nsens < 0)
+        return ot__fail(OT_ERR_VALUE, "ot_solution_new: %s is %lld; must be >= 0",
+                        nbatch < 0 ? "nbatch" : "nsens",
+                        (long long)(nbatch < 0 ? nbatch : nsens));
+    if (with_roots != 0 && with_roots != 1)
+        return ot__fail(OT_ERR_ARG,
+                        "ot_solution_new: with_roots is %d; use 0 (no root functions) "
+                        "or 1",
+                        with_roots);
+    /* Every per-lane array, the message table included, in size_t (wasm32's
+     * is 32 bits). */
+    const size_t per_lane = sizeof(int) + sizeof(int64_t) + sizeof(ot_lane_stats) +
+                            sizeof(char *) + sizeof(int64_t) + sizeof(int) +
+                            sizeof(double);
+    if ((uint64_t)nbatch > SIZE_MAX / per_lane ||
+        (uint64_t)nsens > SIZE_MAX / sizeof(ot_tensor *))
+        return ot__fail(OT_ERR_OVERFLOW,
+                        "ot_solution_new: %lld lanes, %lld sensitivities overflow the "
+                        "address space",
+                        (long long)nbatch, (long long)nsens);
     ot_solution *s = OT__CALLOC(1, sizeof *s);
     if (s == NULL)
         return ot__fail(OT_ERR_NOMEM, "solution: cannot allocate");
     pthread_mutex_init(&s->lock, NULL);
-    const size_t lanes = (size_t)nbatch;
+    /* One element at least, so that 0 lanes (a rank that owns none) is no
+     * failed allocation. */
+    const size_t lanes = nbatch > 0 ? (size_t)nbatch : 1;
     s->nbatch = nbatch;
     s->nsens = nsens;
     s->status = OT__CALLOC(lanes, sizeof *s->status);
@@ -40,24 +65,38 @@ int ot__solution_new(ot_solution **out, int64_t nbatch, int64_t nsens, int with_
     return OT_OK;
 }
 
-void ot__solution_fail_lane(ot_solution *sol, int64_t b, int status, const char *msg)
+int ot__solution_message(ot_solution *sol, int64_t b, const char *msg)
 {
-    sol->status[b] = status;
-    /* The message table exists only once a lane fails (8 bytes a lane);
-     * workers may fail lanes at the same time. */
+    const int none = msg == NULL || msg[0] == '\0';
+    /* The message table exists only once a lane has a message (8 bytes a
+     * lane); workers may fail lanes at the same time. */
     pthread_mutex_lock(&sol->lock);
+    if (none && sol->message == NULL) {
+        pthread_mutex_unlock(&sol->lock);
+        return OT_OK;
+    }
     if (sol->message == NULL)
         sol->message = OT__CALLOC((size_t)sol->nbatch, sizeof *sol->message);
     pthread_mutex_unlock(&sol->lock);
     if (sol->message == NULL)
-        return; /* out of memory: the status stays, the message is "" */
+        return OT_ERR_NOMEM; /* the message stays "" */
     free(sol->message[b]);
+    sol->message[b] = NULL;
+    if (none)
+        return OT_OK;
     const size_t len = strnlen(msg, 255);
     sol->message[b] = OT__MALLOC(len + 1);
-    if (sol->message[b]) {
-        memcpy(sol->message[b], msg, len);
-        sol->message[b][len] = '\0';
-    }
+    if (sol->message[b] == NULL)
+        return OT_ERR_NOMEM;
+    memcpy(sol->message[b], msg, len);
+    sol->message[b][len] = '\0';
+    return OT_OK;
+}
+
+void ot__solution_fail_lane(ot_solution *sol, int64_t b, int status, const char *msg)
+{
+    sol->status[b] = status;
+    (void)ot__solution_message(sol, b, msg); /* out of memory: the status stays */
 }
 
 void ot_solution_free(ot_solution *sol)

@@ -31,19 +31,15 @@ struct ot_solution {
     int64_t *adj_bytes;
 };
 
-/* These two are exported (OT_API) for libodetensor_mpi.so, which assembles
- * solutions from lanes solved on other ranks.
- * A solution with per-lane arrays for nbatch lanes and room for nsens
- * sensitivity tensors, every lane OT_OK, no root; tensors NULL. The root
- * arrays exist only with_roots (NULL otherwise: no lane can have one).
- * Ownership: *out is the caller's (ot_solution_free). */
-OT_API int ot__solution_new(ot_solution **out, int64_t nbatch, int64_t nsens,
-                            int with_roots);
-
 /* Stores lane b's failure: status and a copy of msg (truncated to 255 chars;
- * an allocation failure keeps the status with an empty message). */
-OT_API void ot__solution_fail_lane(ot_solution *sol, int64_t b, int status,
-                                   const char *msg);
+ * an allocation failure keeps the status with an empty message). Workers
+ * fail lanes from several threads at once, one thread a lane. */
+void ot__solution_fail_lane(ot_solution *sol, int64_t b, int status, const char *msg);
+
+/* Lane b's message: a copy of msg (truncated to 255 chars), or none for
+ * NULL or "". @return OT_OK, or OT_ERR_NOMEM (the message then ""), with no
+ * message set: the caller says what failed. */
+int ot__solution_message(ot_solution *sol, int64_t b, const char *msg);
 
 #ifdef __cplusplus
 }
