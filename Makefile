@@ -224,8 +224,10 @@ test-examples: examples
 	    echo "example $$e: ok"; done
 
 # make install into a staging folder, then the README example built against
-# it with the pkg-config line alone, shared and static, and a program that
-# links odetensor and Debian's SUNDIALS 6.4.1 both (tests/install/clash.c).
+# it with the pkg-config line alone, shared and static, a program that links
+# odetensor and Debian's SUNDIALS 6.4.1 both (tests/install/clash.c), and the
+# installed library's exports: the public headers' OT_API functions, nothing
+# else (scripts/check-exports.sh).
 STAGE_PC = PKG_CONFIG_SYSROOT_DIR=$(abspath $(B)/stage) PKG_CONFIG_PATH=$(B)/stage/usr/lib/pkgconfig
 test-install: $(STATIC) $(SHARED) test-readme
 	@rm -rf $(B)/stage
@@ -242,6 +244,7 @@ test-install: $(STATIC) $(SHARED) test-readme
 	    $$($(STAGE_PC) pkg-config --cflags --libs odetensor) \
 	    -lsundials_cvodes -lsundials_nvecserial -lsundials_sunnonlinsolfixedpoint -lm
 	$(SAN_ENV) LD_LIBRARY_PATH=$(B)/stage/usr/lib $(B)/stage/clash
+	sh scripts/check-exports.sh $(B)/stage/usr/lib/libodetensor.so $(B)/stage/usr/include/odetensor/*.h
 	@rm -rf $(B)/prefix $(B)/consumer
 	@$(MAKE) --no-print-directory install PREFIX=$(abspath $(B)/prefix) >/dev/null
 	$(CC) -std=c11 $(WARN) $(SANFLAGS) -o $(B)/prefix/example $(B)/readme/example.c \

@@ -5,7 +5,9 @@
 # <mpi.h>. `make test-mpi` (part of `make check`) runs tests/mpi/test_mpi.c (and
 # test_mpi_lane.c: callbacks read global lane indices) at
 # 1, 2 and 4 ranks against one-process ot_solve_dense results, and the example
-# with 4,000 lanes at 2 ranks (a hang fails after 300 s). `make bench-mpi` measures BENCHMARKS.md's
+# with 4,000 lanes at 2 ranks (a hang fails after 300 s). The layer is built
+# from the public headers alone (-Iinclude, no -Isrc): it uses the core as
+# any library built on odetensor would. `make bench-mpi` measures BENCHMARKS.md's
 # MPI section; `make mpi-example` solves 1,000,000 Robertson lanes.
 
 MPI_SRC := src/mpi/mpi_comm.c src/mpi/mpi_check.c src/mpi/mpi_inputs.c \
@@ -54,6 +56,9 @@ mpi:
 mpi-build: $(MPI_STATIC) $(MPI_SHARED) $(MPI_BIN)
 
 $(MPI_ALL_OBJ): CHECK_OBJ_FLAGS = $(MPI_CFLAGS)
+# A layer above the core: public headers only (no -Isrc, no SUNDIALS), so a
+# private include fails the build, as for the JS shim.
+$(MPI_ALL_OBJ): ALL_CFLAGS := $(filter-out -Isrc $(SUN_CFLAGS),$(ALL_CFLAGS))
 
 $(MPI_STATIC): $(MPI_OBJ)
 	@mkdir -p $(dir $@)
@@ -77,6 +82,7 @@ test-mpi:
 	@# Open MPI's deprecated C++ bindings warn on their own; C++ users skip them.
 	$(CXX) -std=c++11 $(WARN) -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX -Iinclude $(MPI_CFLAGS) \
 	    -fsyntax-only -x c++ include/odetensor_mpi.h
+	sh scripts/check-exports.sh $(MPI_SHARED) include/odetensor_mpi.h
 	@set -e; for n in $(MPI_RANKS); do \
 	    s=$$(date +%s); \
 	    $(MPI_RUN_ENV) timeout 300 $(MPIRUN) -n $$n $(B)/tests/mpi/test_mpi >$(B)/tests/mpi/test_mpi.$$n.out 2>&1 \

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi/mpi_impl.h"
+#include "mpi_impl.h"
 
 /* What one rank was given, as the others need to compare it. */
 typedef struct {

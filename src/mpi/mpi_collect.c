@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi/mpi_impl.h"
+#include "mpi_impl.h"
 
 _Static_assert(sizeof(ot__mpi_lane_head) % 8 == 0,
                "lane head must keep 8-byte alignment");

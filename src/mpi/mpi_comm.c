@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi/mpi_impl.h"
+#include "mpi_impl.h"
 
 int ot__mpi_err(const ot__mpi *m, int rc, const char *call)
 {

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi/mpi_impl.h"
+#include "mpi_impl.h"
 
 enum { TAG_REQ = 11, TAG_HDR = 12, TAG_DATA = 13 };
 

@@ -8,9 +8,16 @@
  *   inputs   (mpi_inputs.c)  each lane's y0 and params packed as f64 into the
  *                            root's store;
  *   deal     (mpi_deal.c)    the root deals blocks of lanes; each rank solves
- *                            its blocks with the core's one-process solver;
+ *                            its blocks with the core's one-process solves;
  *   collect  (mpi_collect.c) every solved lane goes to the rank that owns it
- *                            and lands in an ordinary ot_solution. */
+ *                            and lands in an ordinary ot_solution.
+ *
+ * The layer sits on the core's public headers alone (built with -Iinclude,
+ * never -Isrc): ot_ode_describe for the problem, ot_times_check for t_eval,
+ * ot_solve_*_opts for blocks (the dealer's progress hook, global lane
+ * indices), ot_solution_new with the attach and set_lane functions for the
+ * solutions it assembles, ot_set_error for its messages. So its own private
+ * header is included by name from this folder. */
 #ifndef OT_SRC_MPI_IMPL_H
 #define OT_SRC_MPI_IMPL_H
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi/mpi_impl.h"
+#include "mpi_impl.h"
 
 /* Copies rows values of lane j (column 0 for a one-lane input) to dst,
  * refusing NaN and Inf; first is the global lane of j for the message. */

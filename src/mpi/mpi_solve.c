@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi/mpi_impl.h"
+#include "mpi_impl.h"
 
 ot_mpi_options ot_mpi_options_default(void)
 {
