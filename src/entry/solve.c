@@ -289,10 +289,24 @@ static int apply_options(ot__plan *pl, const ot_solve_options *o)
     return OT_OK;
 }
 
-/* The entries with output times or a final time; opts may be NULL. */
+/* What only the adjoint asks beyond the plan: its per-lane times where the
+ * row has them, and the loss. */
+static int check_adjoint(ot__plan *pl, const ot_loss *loss)
+{
+    if (pl->t_lanes && !pl->solver->adjoint_per_lane_times)
+        return ot__fail(OT_ERR_ARG,
+                        "t_eval: per-lane output times with ot_solve_adjoint run in "
+                        "OT_LANES mode (the %s solver's backward pass restarts the "
+                        "lanes of a block together)",
+                        pl->solver->name);
+    return ot__adj_check(pl, loss);
+}
+
+/* Every entry but ot_solve_dense_with: output times (or a final time for
+ * steps), the loss for the adjoint; opts may be NULL. */
 static int solve(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
-                 double t_final, ot__kind kind, const ot_solve_options *opts,
-                 ot_solution **out)
+                 double t_final, ot__kind kind, const ot_loss *loss,
+                 const ot_solve_options *opts, ot_solution **out)
 {
     if (out == NULL)
         return ot__fail(OT_ERR_ARG, "out: NULL");
@@ -304,6 +318,8 @@ static int solve(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
     st = ot__plan_make(&pl, ode, y0, params, t_eval, t_final, kind);
     if (st == OT_OK)
         st = apply_options(&pl, &o);
+    if (st == OT_OK && kind == OT__ADJ)
+        st = check_adjoint(&pl, loss);
     if (st == OT_OK)
         st = run_plan(&pl, out);
     ot__plan_free(&pl);
@@ -339,71 +355,43 @@ int ot_solve_dense_with(const ot_ode *ode, const ot_solve_inputs *in, ot_solutio
 int ot_solve_dense(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
                    ot_solution **out)
 {
-    return solve(ode, y0, params, t_eval, 0, OT__DENSE, NULL, out);
+    return solve(ode, y0, params, t_eval, 0, OT__DENSE, NULL, NULL, out);
 }
 
 int ot_solve_dense_opts(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
                         const ot_solve_options *opts, ot_solution **out)
 {
-    return solve(ode, y0, params, t_eval, 0, OT__DENSE, opts, out);
+    return solve(ode, y0, params, t_eval, 0, OT__DENSE, NULL, opts, out);
 }
 
 int ot_solve_fwd_sens(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
                       ot_solution **out)
 {
-    return solve(ode, y0, params, t_eval, 0, OT__SENS, NULL, out);
+    return solve(ode, y0, params, t_eval, 0, OT__SENS, NULL, NULL, out);
 }
 
 int ot_solve_fwd_sens_opts(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
                            const ot_solve_options *opts, ot_solution **out)
 {
-    return solve(ode, y0, params, t_eval, 0, OT__SENS, opts, out);
-}
-
-/* ot_solve_adjoint; opts may be NULL. */
-static int solve_adjoint(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
-                         const ot_loss *loss, const ot_solve_options *opts,
-                         ot_solution **out)
-{
-    if (out == NULL)
-        return ot__fail(OT_ERR_ARG, "out: NULL");
-    ot_solve_options o;
-    int st = read_options(opts, &o);
-    if (st != OT_OK)
-        return st;
-    ot__plan pl;
-    st = ot__plan_make(&pl, ode, y0, params, t_eval, 0, OT__ADJ);
-    if (st == OT_OK)
-        st = apply_options(&pl, &o);
-    if (st == OT_OK && pl.t_lanes && !pl.solver->adjoint_per_lane_times)
-        st = ot__fail(OT_ERR_ARG,
-                      "t_eval: per-lane output times with ot_solve_adjoint run in "
-                      "OT_LANES mode (the %s solver's backward pass restarts the lanes "
-                      "of a block together)",
-                      pl.solver->name);
-    if (st == OT_OK)
-        st = ot__adj_check(&pl, loss);
-    if (st == OT_OK)
-        st = run_plan(&pl, out);
-    ot__plan_free(&pl);
-    return st;
+    return solve(ode, y0, params, t_eval, 0, OT__SENS, NULL, opts, out);
 }
 
 int ot_solve_adjoint(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
                      const ot_loss *loss, ot_solution **out)
 {
-    return solve_adjoint(ode, y0, params, t_eval, loss, NULL, out);
+    return solve(ode, y0, params, t_eval, 0, OT__ADJ, loss, NULL, out);
 }
 
 int ot_solve_adjoint_opts(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
                           const ot_loss *loss, const ot_solve_options *opts,
                           ot_solution **out)
 {
-    return solve_adjoint(ode, y0, params, t_eval, loss, opts, out);
+    return solve(ode, y0, params, t_eval, 0, OT__ADJ, loss, opts, out);
 }
 
 int ot_solve(const ot_ode *ode, ot_view y0, ot_view params, double final_time,
              ot_solution **out)
 {
-    return solve(ode, y0, params, ot_view_absent(), final_time, OT__STEPS, NULL, out);
+    return solve(ode, y0, params, ot_view_absent(), final_time, OT__STEPS, NULL, NULL,
+                 out);
 }

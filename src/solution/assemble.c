@@ -10,16 +10,6 @@
 #include "core/error.h"
 #include "solution/solution_impl.h"
 
-static int check_lane(const ot_solution *sol, int64_t b, const char *fn)
-{
-    if (sol == NULL)
-        return ot__fail(OT_ERR_ARG, "%s: sol is NULL", fn);
-    if (b < 0 || b >= sol->nbatch)
-        return ot__fail(OT_ERR_ARG, "%s: lane %lld is outside 0..%lld", fn, (long long)b,
-                        (long long)sol->nbatch - 1);
-    return OT_OK;
-}
-
 /* ---- Output tensors ------------------------------------------------------ */
 
 /* The arguments every attach shares: a solution, a tensor, a free slot. */
@@ -185,7 +175,7 @@ int ot_solution_set_lane_status(ot_solution *sol, int64_t b, int status,
                                 const char *message)
 {
     const char *fn = "ot_solution_set_lane_status";
-    int st = check_lane(sol, b, fn);
+    int st = ot__solution_check_lane(sol, b, fn);
     if (st != OT_OK)
         return st;
     const int has_msg = message != NULL && message[0] != '\0';
@@ -207,7 +197,7 @@ int ot_solution_set_lane_status(ot_solution *sol, int64_t b, int status,
 int ot_solution_set_lane_count(ot_solution *sol, int64_t b, int64_t count)
 {
     const char *fn = "ot_solution_set_lane_count";
-    int st = check_lane(sol, b, fn);
+    int st = ot__solution_check_lane(sol, b, fn);
     if (st != OT_OK)
         return st;
     const int64_t nt = sol->ys ? ot_tensor_layout(sol->ys)->shape[1] : INT64_MAX;
@@ -221,7 +211,7 @@ int ot_solution_set_lane_count(ot_solution *sol, int64_t b, int64_t count)
 int ot_solution_set_lane_root(ot_solution *sol, int64_t b, int index, double time)
 {
     const char *fn = "ot_solution_set_lane_root";
-    int st = check_lane(sol, b, fn);
+    int st = ot__solution_check_lane(sol, b, fn);
     if (st != OT_OK)
         return st;
     if (sol->root_index == NULL)
@@ -245,7 +235,7 @@ int ot_solution_set_lane_root(ot_solution *sol, int64_t b, int index, double tim
 int ot_solution_set_lane_stats(ot_solution *sol, int64_t b, const ot_lane_stats *stats)
 {
     const char *fn = "ot_solution_set_lane_stats";
-    int st = check_lane(sol, b, fn);
+    int st = ot__solution_check_lane(sol, b, fn);
     if (st != OT_OK)
         return st;
     if (stats == NULL)
@@ -257,7 +247,7 @@ int ot_solution_set_lane_stats(ot_solution *sol, int64_t b, const ot_lane_stats 
 int ot_solution_set_lane_adjoint_bytes(ot_solution *sol, int64_t b, int64_t bytes)
 {
     const char *fn = "ot_solution_set_lane_adjoint_bytes";
-    int st = check_lane(sol, b, fn);
+    int st = ot__solution_check_lane(sol, b, fn);
     if (st != OT_OK)
         return st;
     if (bytes < 0)

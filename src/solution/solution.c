@@ -186,7 +186,7 @@ int64_t ot_solution_lane_event_count(const ot_solution *sol, int64_t b)
     return sol && sol->event_count && b >= 0 && b < sol->nbatch ? sol->event_count[b] : 0;
 }
 
-static int check_lane(const ot_solution *sol, int64_t b, const char *fn)
+int ot__solution_check_lane(const ot_solution *sol, int64_t b, const char *fn)
 {
     if (sol == NULL)
         return ot__fail(OT_ERR_ARG, "%s: sol is NULL", fn);
@@ -198,27 +198,27 @@ static int check_lane(const ot_solution *sol, int64_t b, const char *fn)
 
 int ot_solution_lane_status(const ot_solution *sol, int64_t b)
 {
-    int st = check_lane(sol, b, "ot_solution_lane_status");
+    int st = ot__solution_check_lane(sol, b, "ot_solution_lane_status");
     return st != OT_OK ? st : sol->status[b];
 }
 
 const char *ot_solution_lane_message(const ot_solution *sol, int64_t b)
 {
-    if (check_lane(sol, b, "ot_solution_lane_message") != OT_OK)
+    if (ot__solution_check_lane(sol, b, "ot_solution_lane_message") != OT_OK)
         return "";
     return sol->message && sol->message[b] ? sol->message[b] : "";
 }
 
 int64_t ot_solution_lane_count(const ot_solution *sol, int64_t b)
 {
-    if (check_lane(sol, b, "ot_solution_lane_count") != OT_OK)
+    if (ot__solution_check_lane(sol, b, "ot_solution_lane_count") != OT_OK)
         return 0;
     return sol->count[b];
 }
 
 int ot_solution_lane_root(const ot_solution *sol, int64_t b, int *index, double *time)
 {
-    int st = check_lane(sol, b, "ot_solution_lane_root");
+    int st = ot__solution_check_lane(sol, b, "ot_solution_lane_root");
     if (st != OT_OK)
         return st;
     if (index)
@@ -230,7 +230,7 @@ int ot_solution_lane_root(const ot_solution *sol, int64_t b, int *index, double 
 
 int ot_solution_lane_stats(const ot_solution *sol, int64_t b, ot_lane_stats *out)
 {
-    int st = check_lane(sol, b, "ot_solution_lane_stats");
+    int st = ot__solution_check_lane(sol, b, "ot_solution_lane_stats");
     if (st != OT_OK)
         return st;
     if (out == NULL)

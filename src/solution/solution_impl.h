@@ -36,6 +36,10 @@ struct ot_solution {
  * fail lanes from several threads at once, one thread a lane. */
 void ot__solution_fail_lane(ot_solution *sol, int64_t b, int status, const char *msg);
 
+/* OT_OK, or OT_ERR_ARG naming fn when sol is NULL or b is not one of its
+ * lanes: the lane argument of every public per-lane call. */
+int ot__solution_check_lane(const ot_solution *sol, int64_t b, const char *fn);
+
 /* Lane b's message: a copy of msg (truncated to 255 chars), or none for
  * NULL or "". @return OT_OK, or OT_ERR_NOMEM (the message then ""), with no
  * message set: the caller says what failed. */
