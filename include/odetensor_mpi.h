@@ -1,6 +1,9 @@
 /* odetensor MPI layer: one batch of lanes solved across the ranks of an MPI
  * communicator (libodetensor_mpi, built by `make mpi`; the core library has
- * no MPI dependency). Link with libodetensor_mpi and libodetensor.
+ * no MPI dependency). Link with libodetensor_mpi and libodetensor. It is
+ * built on the core's public headers alone (ot_ode_describe, ot_times_check,
+ * ot_solve_*_opts, the solution assembly of solution.h, ot_set_error), as
+ * any library on top of odetensor may be.
  *
  * Every rank of the communicator calls the same entry point with the same
  * problem (an ot_ode built the same way on each rank: sizes, callbacks,
@@ -149,7 +152,9 @@ OT_API int ot_mpi_solve_fwd_sens(const ot_ode *ode, ot_view y0, ot_view params,
  * [rows, nt] (2 axes) for every lane, the same values on every rank; or
  * [rows, nt, k] (3 axes) per lane, passed as y0 and params are (each rank
  * its slice, k its lanes; or the root the whole batch). Loss functions and
- * integrands run on the rank that solves their lane. */
+ * integrands run on the rank that solves their lane; their lane argument
+ * counts within the block solved there, ot_callback_lane() gives the lane's
+ * index in the whole batch. */
 OT_API int ot_mpi_solve_adjoint(const ot_ode *ode, ot_view y0, ot_view params,
                                 ot_view t_eval, const ot_loss *loss, MPI_Comm comm,
                                 const ot_mpi_options *opts, ot_solution **out,

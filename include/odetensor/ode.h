@@ -83,7 +83,8 @@ typedef int (*ot_dfdp_fn)(double t, ot_view y, ot_view p, ot_view_mut dfdp, void
  * their next output time or callback, and every lane that did not finish
  * reports OT_ERR_CANCELLED with its results so far (ot_solution_lane_count
  * outputs or steps); the call then returns OT_ERR_CANCELLED with the
- * solution. Not called by the MPI layer. */
+ * solution. Not called by the MPI layer, nor by a solve whose
+ * ot_solve_options replace it (solution.h). */
 typedef int (*ot_progress_fn)(int64_t done, int64_t total, void *user);
 
 /* The lane index of the callback running on the calling thread: the index,
@@ -92,8 +93,10 @@ typedef int (*ot_progress_fn)(int64_t done, int64_t total, void *user);
  * itself; in OT_LOCKSTEP mode the first lane of the block the views cover
  * (column b of the views is lane ot_callback_lane() + b), and for the
  * one-lane calls (the event handler, the adjoint's loss and integrand) that
- * lane. Under libodetensor_mpi it is the lane's index in the whole batch of
- * ot_mpi_solve_*, whichever rank solves it. Valid in every callback the
+ * lane. A solve given ot_solve_options' lane_offset (solution.h) adds it: the
+ * lane's index in the caller's larger batch. So under libodetensor_mpi it is
+ * the lane's index in the whole batch of ot_mpi_solve_*, whichever rank
+ * solves it. Valid in every callback the
  * library calls (rhs, the explicit rhs, jac, dfdp, init, out, root, the
  * event handler, the preconditioner's setup and solve, the loss and its
  * integrand); not in the progress callback.
