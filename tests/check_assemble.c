@@ -376,7 +376,8 @@ START_TEST(a_lane_status_carries_its_message_and_ok_clears_it)
 END_TEST
 
 /* Threads set their own lanes at once: the first message makes the
- * message table, under the solution's lock. */
+ * message table, the first checkpoint bytes theirs, under the solution's
+ * lock. */
 typedef struct {
     ot_solution *s;
     int64_t first, step;
@@ -389,7 +390,8 @@ static void *set_lanes(void *arg)
     for (int64_t b = w->first; b < ot_solution_nbatch(w->s); b += w->step) {
         snprintf(msg, sizeof msg, "lane %lld failed", (long long)b);
         if (ot_solution_set_lane_status(w->s, b, OT_ERR_CALLBACK, msg) != OT_OK ||
-            ot_solution_set_lane_count(w->s, b, b % 5) != OT_OK)
+            ot_solution_set_lane_count(w->s, b, b % 5) != OT_OK ||
+            ot_solution_set_lane_adjoint_bytes(w->s, b, 8 * b + 8) != OT_OK)
             return arg;
     }
     return NULL;
@@ -415,6 +417,7 @@ START_TEST(lanes_set_from_several_threads_at_once_each_keep_their_own)
         snprintf(want, sizeof want, "lane %lld failed", (long long)b);
         ck_assert_str_eq(ot_solution_lane_message(s, b), want);
         ck_assert_int_eq(ot_solution_lane_count(s, b), b % 5);
+        ck_assert_int_eq(ot_solution_lane_adjoint_bytes(s, b), 8 * b + 8);
     }
     ck_assert_int_eq(ot_solution_nfailed(s), NB);
     ot_solution_free(s);

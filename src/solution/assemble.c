@@ -3,6 +3,7 @@
  * message, count, root, statistics and checkpoint bytes, each checked so
  * that the solution reads as a solve's would. */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -253,13 +254,17 @@ int ot_solution_set_lane_adjoint_bytes(ot_solution *sol, int64_t b, int64_t byte
     if (bytes < 0)
         return ot__fail(OT_ERR_VALUE, "%s: bytes is %lld; must be >= 0", fn,
                         (long long)bytes);
-    /* Made at the first lane that has any: 0 reads as 0 without it. */
-    if (sol->adj_bytes == NULL && bytes > 0 &&
-        (sol->adj_bytes = OT__CALLOC((size_t)sol->nbatch, sizeof *sol->adj_bytes)) ==
-            NULL)
+    /* Made at the first lane that has any (0 reads as 0 without it), under
+     * the lock: lanes may be set from several threads. */
+    pthread_mutex_lock(&sol->lock);
+    if (sol->adj_bytes == NULL && bytes > 0)
+        sol->adj_bytes = OT__CALLOC((size_t)sol->nbatch, sizeof *sol->adj_bytes);
+    int64_t *table = sol->adj_bytes;
+    pthread_mutex_unlock(&sol->lock);
+    if (table == NULL && bytes > 0)
         return ot__fail(OT_ERR_NOMEM, "%s: cannot allocate %lld lanes' bytes", fn,
                         (long long)sol->nbatch);
-    if (sol->adj_bytes)
-        sol->adj_bytes[b] = bytes;
+    if (table)
+        table[b] = bytes;
     return OT_OK;
 }
