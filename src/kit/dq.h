@@ -15,11 +15,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#ifdef __CUDACC__
-#define OT__HD __host__ __device__
-#else
-#define OT__HD
-#endif
+#include "core/host_device.h"
 
 /* Central-difference step for a parameter of value v. */
 static inline OT__HD double ot__fd_step(double v)
