@@ -199,8 +199,9 @@ static void check_local(ot__mpi *m, const ot_ode *ode, ot_view y0, ot_view param
             st = ot_set_error(OT_ERR_DEVICE,
                               "ode: outputs kept on the device cannot travel "
                               "between ranks; keep them on the host");
-        else if (m->sens && d->nparams == 0)
-            st = ot_set_error(OT_ERR_ARG, "params: sensitivities need nparams >= 1");
+        else if (m->sens && d->nsens == 0) /* the core's rule and words */
+            st = ot_set_error(OT_ERR_ARG, "params: sensitivities need nparams >= 1 (or "
+                                          "ot_ode_set_sens_initial)");
         else if (d->records_events) /* the event tensors do not travel yet */
             st = ot_set_error(OT_ERR_ARG,
                               "event_actions: the MPI layer gathers stopping roots only "

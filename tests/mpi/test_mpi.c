@@ -66,6 +66,19 @@ static int vdp(double t, ot_view y, ot_view p, ot_view_mut dy, void *user)
     return 0;
 }
 
+/* Van der Pol with mu = 1.5 and no parameters. */
+static int vdp_fixed(double t, ot_view y, ot_view p, ot_view_mut dy, void *user)
+{
+    (void)t, (void)p, (void)user;
+    for (int64_t b = 0; b < y.layout.shape[1]; b++) {
+        const double *x = ot_view_col_f64(y, b, 0);
+        double *d = ot_view_mut_col_f64(dy, b, 0);
+        d[0] = x[1];
+        d[1] = 1.5 * (1 - x[0] * x[0]) * x[1] - x[0];
+    }
+    return 0;
+}
+
 static int init(ot_view p, ot_view_mut y0, void *user)
 {
     (void)user;
@@ -277,6 +290,34 @@ static void test_local_distributed(int sens, ot_mpi_balance bal, int64_t block,
     MPI_Allreduce(&info.lanes_solved, &solved, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
     if (solved != N)
         fail("ranks solved %lld lanes in all, not %d", (long long)solved, N);
+    ot_solution_free(sol);
+    ot_solution_free(ref);
+    ot_ode_free(o);
+}
+
+/* Sensitivities to y0 alone, of a problem without parameters (issue 23:
+ * the MPI layer refused them, which one process allows): = one process. */
+static void test_sens_initial_without_params(void)
+{
+    ot_ode *o = NULL;
+    if (ot_ode_new(&o, 2, 0, vdp_fixed, NULL) != OT_OK || ot_ode_set_threads(o, 1) ||
+        ot_ode_set_sens_initial(o, 1) != OT_OK)
+        fail("problem: %s", ot_last_error());
+    const ot_view none = ot_view_absent(), t = mat(times, OT_F64, NT, -1);
+    ot_solution *ref = NULL, *sol = NULL;
+    if (ot_solve_fwd_sens(o, mat(y0g, OT_F64, 2, N), none, t, &ref) != OT_OK)
+        fail("reference: %s", ot_last_error());
+    const int64_t off = slice_off(rank), nl = slice_off(rank + 1) - off;
+    ot_mpi_options opt = ot_mpi_options_default();
+    ot_mpi_info info;
+    const int st = ot_mpi_solve_fwd_sens(o, mat(y0g + 2 * off, OT_F64, 2, nl), none, t,
+                                         MPI_COMM_WORLD, &opt, &sol, &info);
+    same_everywhere(st, OT_OK, NULL);
+    if (sol == NULL || ot_solution_nsens(sol) != 2)
+        fail("solution: %lld sensitivities, expected 2 (d y / d y0)",
+             sol ? (long long)ot_solution_nsens(sol) : -1LL);
+    else if (ref)
+        same_lanes(sol, ref, off);
     ot_solution_free(sol);
     ot_solution_free(ref);
     ot_ode_free(o);
@@ -575,6 +616,8 @@ int main(int argc, char **argv)
     report("forward sensitivities: sens travel, = ot_solve_fwd_sens");
     test_local_distributed(2, OT_MPI_DYNAMIC, 7, OT_BDF);
     report("sensitivities to initial values travel too, = ot_solve_fwd_sens");
+    test_sens_initial_without_params();
+    report("sensitivities to y0 of a problem without parameters, = ot_solve_fwd_sens");
     test_local_distributed(0, OT_MPI_DYNAMIC, 3, OT_ERK_DP54);
     report("ARKODE's explicit Dormand-Prince: lanes = one process");
     test_local_distributed(0, OT_MPI_DYNAMIC, 3, OT_ESDIRK43);
