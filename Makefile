@@ -105,7 +105,8 @@ LIB_SRC := src/core/error.c src/core/memory.c \
            src/lockstep/lane_vector.c src/lockstep/block_dense.c src/lockstep/adjoint.c \
            src/cuda/none.c
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
-TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/check_dlpack_import.c \
+TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/check_dlpack_own.c \
+            tests/check_dlpack_import.c \
             tests/check_solve.c \
             tests/check_sens_roots.c \
             tests/check_solve_faults.c tests/check_lockstep.c tests/check_concurrency.c \
@@ -235,6 +236,10 @@ test-install: $(STATIC) $(SHARED) test-readme
 	$(CC) -std=c11 $(WARN) $(SANFLAGS) -o $(B)/stage/example $(B)/readme/example.c \
 	    $$($(STAGE_PC) pkg-config --cflags --libs odetensor)
 	$(SAN_ENV) LD_LIBRARY_PATH=$(B)/stage/usr/lib $(B)/stage/example >/dev/null
+	@# As on a machine without libdlpack-dev: the header's own DLPack definitions.
+	$(CC) -std=c11 $(WARN) $(SANFLAGS) -DOT_DLPACK_OWN_ABI -o $(B)/stage/example_own_dlpack \
+	    $(B)/readme/example.c $$($(STAGE_PC) pkg-config --cflags --libs odetensor)
+	$(SAN_ENV) LD_LIBRARY_PATH=$(B)/stage/usr/lib $(B)/stage/example_own_dlpack >/dev/null
 	$(CC) -std=c11 $(WARN) $(SANFLAGS) -o $(B)/stage/example_static $(B)/readme/example.c \
 	    $$($(STAGE_PC) pkg-config --cflags odetensor) $(B)/stage/usr/lib/libodetensor.a \
 	    $$($(STAGE_PC) pkg-config --static --libs-only-other --libs-only-l odetensor | \
@@ -256,7 +261,7 @@ test-install: $(STATIC) $(SHARED) test-readme
 	env -u LD_LIBRARY_PATH $(SAN_ENV) $(B)/consumer/app >/dev/null
 	env -u LD_LIBRARY_PATH $(SAN_ENV) $(B)/consumer/app_static >/dev/null
 	@echo "install: headers, libraries and odetensor.pc work from $(B)/stage, shared \
-	and static, beside Debian's own SUNDIALS; from a prefix, the pkg-config line and \
+	and static (with or without a system dlpack.h), beside Debian's own SUNDIALS; from a prefix, the pkg-config line and \
 	find_package(odetensor) build programs that run without LD_LIBRARY_PATH"
 
 test-c: $(B)/tests/check_odetensor

@@ -28,6 +28,9 @@ static inline void reset_counters(void)
 }
 
 /* Release function of the tensors the tests wrap: counts, then frees ctx. */
+/* check_dlpack_own.c's tests of odetensor's own DLPack definitions. */
+void dlpack_own_abi_tests(TCase *tc);
+
 /* A test case of the DLPack suites: counters reset before each test. */
 static inline TCase *dl_tcase(Suite *s, const char *name)
 {

@@ -1,18 +1,89 @@
 /* odetensor DLPack layer: zero-copy exchange of tensors with NumPy, PyTorch,
  * CuPy, JAX and any other DLPack producer or consumer.
  *
- * Uses the system <dlpack/dlpack.h>. Where that header predates DLPack 1.0
- * (Debian's 0.6 does), the 1.x definitions below are added with the exact
- * ABI of the specification: DLPackVersion first, then manager_ctx, deleter,
- * flags and the DLTensor. tests/check_dlpack.c asserts sizes and offsets.
+ * Uses the system <dlpack/dlpack.h> where the compiler finds one (Debian's
+ * libdlpack-dev). Where it finds none, the DLPack 1.0 ABI below is used,
+ * written from the specification, so the installed headers need nothing
+ * else; it takes the system header's include guard, so a later
+ * #include <dlpack/dlpack.h> of the same ABI adds nothing. Where the system
+ * header predates DLPack 1.0 (Debian's 0.6 does), the 1.x definitions are
+ * added with the exact ABI of the specification: DLPackVersion first, then
+ * manager_ctx, deleter, flags and the DLTensor. tests/check_dlpack.c asserts
+ * sizes and offsets of both (OT_DLPACK_OWN_ABI, for the tests, selects the
+ * definitions here even where a system header exists).
  *
  * DLPack strides count elements; odetensor strides count bytes. The
  * functions here convert. */
 #ifndef ODETENSOR_DLPACK_H
 #define ODETENSOR_DLPACK_H
 
-#include <dlpack/dlpack.h>
 #include <stdint.h>
+
+#if !defined(OT_DLPACK_OWN_ABI) && defined(__has_include)
+#if __has_include(<dlpack/dlpack.h>)
+#include <dlpack/dlpack.h>
+#endif
+#endif
+
+#ifndef DLPACK_DLPACK_H_
+#define DLPACK_DLPACK_H_
+/* No system header: DLPack's definitions from before 1.0 (the 1.0 additions
+ * follow, as for an old system header), per the specification
+ * (https://dmlc.github.io/dlpack/latest/c_api.html). */
+typedef enum {
+    kDLCPU = 1,
+    kDLCUDA = 2,
+    kDLCUDAHost = 3,
+    kDLOpenCL = 4,
+    kDLVulkan = 7,
+    kDLMetal = 8,
+    kDLVPI = 9,
+    kDLROCM = 10,
+    kDLROCMHost = 11,
+    kDLExtDev = 12,
+    kDLCUDAManaged = 13,
+    kDLOneAPI = 14,
+    kDLWebGPU = 15,
+    kDLHexagon = 16
+} DLDeviceType;
+
+typedef struct {
+    DLDeviceType device_type;
+    int32_t device_id;
+} DLDevice;
+
+typedef enum {
+    kDLInt = 0,
+    kDLUInt = 1,
+    kDLFloat = 2,
+    kDLOpaqueHandle = 3,
+    kDLBfloat = 4,
+    kDLComplex = 5,
+    kDLBool = 6
+} DLDataTypeCode;
+
+typedef struct {
+    uint8_t code; /* a DLDataTypeCode */
+    uint8_t bits;
+    uint16_t lanes;
+} DLDataType;
+
+typedef struct {
+    void *data;
+    DLDevice device;
+    int32_t ndim;
+    DLDataType dtype;
+    int64_t *shape;
+    int64_t *strides; /* in elements; NULL: compact row-major */
+    uint64_t byte_offset;
+} DLTensor;
+
+typedef struct DLManagedTensor {
+    DLTensor dl_tensor;
+    void *manager_ctx;
+    void (*deleter)(struct DLManagedTensor *self);
+} DLManagedTensor;
+#endif
 
 #include "tensor.h"
 
