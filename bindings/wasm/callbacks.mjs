@@ -2,7 +2,40 @@
 // class, messages about values, the views and copies callbacks get, their
 // return codes, and the wasm table entries that wrap each kind of callback.
 
+import { C_NAMES } from './constants.mjs';
+
 export const INT_MAX = 2147483647;
+
+// What C's messages call the problem's setters, entry points and enumerators,
+// in the JS API's words: "(ot_ode_set_event_handler)" reads "(onEvent)".
+// constants.test.mjs checks that every setter in ode.h has its JS name here
+// or is C-only.
+export const SETTER_NAMES = Object.freeze({
+  __proto__: null, event_handler: 'onEvent', jac: 'jac', dfdp: 'dfdp', init: 'init', out: 'out',
+  roots: 'roots', root_directions: 'rootDirections', event_actions: 'eventActions',
+  rhs_explicit: 'rhsExplicit', preconditioner: 'precondition', progress: 'onProgress',
+  sens_initial: 'options.sensInitial', mode: 'options.mode', method: 'options.method',
+  linear_solver: 'options.linearSolver', bandwidths: 'options.bandwidths',
+  krylov_dim: 'options.krylovDim', max_order: 'options.maxOrder',
+  stability_limit_detection: 'options.stabilityLimitDetection',
+  lockstep_block: 'options.lockstepBlock', max_events: 'options.maxEvents',
+  max_steps: 'options.maxSteps', first_step: 'options.firstStep', max_step: 'options.maxStep',
+  rtol: 'options.rtol', atol: 'options.atol', t0: 'options.t0',
+  sens_tolerances: 'options.sensRtol and options.sensAtol',
+});
+const ENTRY_NAMES = Object.freeze({
+  __proto__: null, ot_solve_dense: 'solveDense', ot_solve_dense_with: 'solveDense',
+  ot_solve: 'solve', ot_solve_fwd_sens: 'solveFwdSens', ot_solve_adjoint: 'solveAdjoint',
+  ot_loss_squares: 'loss.data', ot_loss_custom: 'loss.fn',
+});
+
+/** A message of the C library in the JS API's words. */
+export function jsWords(text) {
+  return text
+    .replace(/\bot_ode_set_([a-z_0-9]+)\b/g, (w, s) => SETTER_NAMES[s] ?? w)
+    .replace(/\bot_(solve|loss)[a-z_]*\b/g, (w) => ENTRY_NAMES[w] ?? w)
+    .replace(/\bOT_[A-Z0-9_]+\b(?!\*)/g, (w) => C_NAMES[w] ?? w);
+}
 
 /** An odetensor failure: `status` is the code's name ('OT_ERR_SHAPE'), `code`
  * its number (-3), `message` the library's message naming the argument. */

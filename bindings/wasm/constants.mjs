@@ -47,3 +47,13 @@ export const GRAD_TENSORS = table({
 export const DLPACK = table({
   kDLFloat: 2, kDLCPU: 1,
 });
+/** The JS words for the option enumerators C messages name (jsWords). */
+export const C_NAMES = table({
+  OT_BDF: "'bdf'", OT_ADAMS: "'adams'", OT_ERK_BS32: "'bs32'", OT_ERK_DP54: "'dp54'",
+  OT_ERK_VERNER65: "'verner65'", OT_ESDIRK32: "'esdirk32'", OT_ESDIRK43: "'esdirk43'",
+  OT_ESDIRK54: "'esdirk54'", OT_IMEX_ARK32: "'imex32'", OT_IMEX_ARK43: "'imex43'",
+  OT_IMEX_ARK54: "'imex54'", OT_LANES: "'lanes'", OT_LOCKSTEP: "'lockstep'",
+  OT_LINSOL_DENSE: "'dense'", OT_LINSOL_BAND: "'band'", OT_LINSOL_GMRES: "'gmres'",
+  OT_ROOT_FALLING: "'falling'", OT_ROOT_BOTH: "'both'", OT_ROOT_RISING: "'rising'",
+  OT_EVENT_STOP: "'stop'", OT_EVENT_RECORD: "'record'", OT_EVENT_HANDLE: "'handle'",
+});

@@ -15,7 +15,7 @@
 // while using it, or take a copy with tensor.toFloat64Array().
 import createOdeTensorModule from './dist/odetensor.mjs';
 import {
-  INT_MAX, OdeTensorError, callbackEntry, describe, handlerEntry, lossEntries, preconditionEntries, progressEntry,
+  INT_MAX, OdeTensorError, callbackEntry, describe, handlerEntry, jsWords, lossEntries, preconditionEntries, progressEntry,
   show,
 } from './callbacks.mjs';
 import { ACTIONS, DIRECTIONS, LINEAR_SOLVERS, METHODS, MODES, STATUS } from './constants.mjs';
@@ -98,7 +98,7 @@ class OdeTensor {
   }
 
   #check(st) {
-    if (st !== 0) throw this.#error(st, this.#m.UTF8ToString(this.#m._otw_last_error()));
+    if (st !== 0) throw this.#error(st, jsWords(this.#m.UTF8ToString(this.#m._otw_last_error())));
   }
 
   #int(v, name, min) {
@@ -464,6 +464,9 @@ class OdeTensor {
             } else {
               sn = this.#length(flat, 'stops');
             }
+            if (sn === 0) // the C rule's words (stops [0] is no schedule)
+              throw this.#error(OT_ERR_SHAPE, `stops: ${nested ? 'every lane\'s list is empty' : 'length 0'}; ` +
+                'give at least one stop time (n >= 1), or leave stops out');
             [sp] = this.#input(flat, sn, 'stops', 'its length', held);
           }
           if (has(spec.starts)) [t0p, t0n] = [this.#input(spec.starts, 1, 'starts', 'one', held)[0], this.#length(spec.starts, 'starts')];
@@ -478,7 +481,7 @@ class OdeTensor {
       }
       if (!made) {
         const t = thrown.lanes.values().next().value ?? thrown.batch;
-        let msg = m.UTF8ToString(m._otw_last_error());
+        let msg = jsWords(m.UTF8ToString(m._otw_last_error()));
         if (t) msg = `${t.name} threw ${describe(t.error)}; ${msg}`;
         throw this.#error(st, msg, t?.error);
       }

@@ -1,6 +1,6 @@
 // The result of a solve as the JS API hands it out: output tensors over
 // wasm memory, and the lanes' status and statistics (index.mjs makes them).
-import { INT_MAX, OdeTensorError, describe, show } from './callbacks.mjs';
+import { INT_MAX, OdeTensorError, describe, jsWords, show } from './callbacks.mjs';
 import { DLPACK, EVENT_TENSORS, GRAD_TENSORS, STATUS } from './constants.mjs';
 
 const { OT_ERR_ARG, OT_ERR_NOMEM, OT_ERR_INTERNAL } = STATUS;
@@ -137,7 +137,7 @@ export class Solution {
     this.status = Array.from(this.statusCode, (c) => m.UTF8ToString(m._otw_status_name(c)));
     this.errors = new Array(nb).fill(undefined);
     this.message = Array.from({ length: nb }, (_, b) => {
-      const msg = m.UTF8ToString(m._otw_lane_message(ptr, b));
+      const msg = jsWords(m.UTF8ToString(m._otw_lane_message(ptr, b)));
       // a lane's own throw; a block's only when no lane failed alone
       const t = thrown.lanes.get(b) ?? (thrown.lanes.size === 0 ? thrown.batch : undefined);
       if (t === undefined || this.statusCode[b] === 0) return msg;

@@ -171,6 +171,19 @@ int ot_times_check(ot_view t_eval, double t0)
                               t_eval.layout.shape[0], t0);
 }
 
+/* Whether t_eval of this shape holds a column of times per lane: [nt,
+ * nbatch] with nbatch > 1, and [nt, 1] for a batch of one where the request
+ * takes per-lane times (then it may be NaN-padded like any lane's column);
+ * [nt, 1] for more lanes is one column for all. */
+static int per_lane_times(const ot__plan *pl, const ot_layout *l)
+{
+    if (l->ndim != 2)
+        return 0;
+    return l->shape[1] > 1 ||
+           (pl->nbatch == 1 && pl->solver->per_lane_times &&
+            (pl->kind != OT__ADJ || pl->solver->adjoint_per_lane_times));
+}
+
 /* t_eval [nt] or [nt, 1]: shared; [nt, nbatch]: each lane its own times,
  * increasing, NaN-padded at the end (at least one real time a lane). */
 static int check_times(ot__plan *pl, ot_view t_eval)
@@ -181,12 +194,21 @@ static int check_times(ot__plan *pl, ot_view t_eval)
         return st;
     pl->nt = t_eval.layout.shape[0];
     pl->t = ot_view_col_f64(t_eval, 0, 0);
-    pl->t_lanes = t_eval.layout.ndim == 2 && t_eval.layout.shape[1] > 1;
-    double latest = pl->t0; /* shared times start at or after every lane's t0 */
-    for (int64_t b = 0; pl->t0s && b < pl->nbatch; b++)
-        latest = ot__plan_t0(pl, b) > latest ? ot__plan_t0(pl, b) : latest;
+    pl->t_lanes = per_lane_times(pl, &t_eval.layout);
+    if (!pl->t_lanes && pl->t0s) { /* name the lane whose start is after t_eval[0] */
+        if ((st = times_check_values(pl->t, 0, pl->nt, -INFINITY)) != OT_OK)
+            return st;
+        for (int64_t b = 0; b < pl->nbatch; b++)
+            if (pl->t[0] < ot__plan_t0(pl, b))
+                return ot__fail(OT_ERR_VALUE,
+                                "t_eval: t_eval[0] = %g is before lane %lld's t0 = %g "
+                                "(times shared by every lane start at or after each "
+                                "lane's start)",
+                                pl->t[0], (long long)b, ot__plan_t0(pl, b));
+        return OT_OK;
+    }
     if (!pl->t_lanes)
-        return times_check_values(pl->t, 0, pl->nt, pl->t0s ? latest : pl->t0);
+        return times_check_values(pl->t, 0, pl->nt, pl->t0);
     pl->t_stride = t_eval.layout.strides[1] / (int64_t)sizeof(double);
     for (int64_t b = 0; b < pl->nbatch; b++) {
         const int64_t k = ot__plan_nt(pl, b);
@@ -211,15 +233,20 @@ static int check_times(ot__plan *pl, ot_view t_eval)
 static int check_times_shape(ot__plan *pl, ot_view t_eval)
 {
     const ot_layout *l = &t_eval.layout;
-    pl->t_lanes = l->ndim == 2 && l->shape[1] > 1;
+    pl->t_lanes = per_lane_times(pl, l);
     if (l->ndim != 2)
         return times_check_shape(t_eval);
     if (l->shape[0] < 1 || (l->shape[1] != 1 && l->shape[1] != pl->nbatch))
-        return ot__fail(
-            OT_ERR_SHAPE,
-            "t_eval: shape [%lld, %lld]; expected [nt], [nt, 1] or [nt, %lld] "
-            "(nt >= 1; a column of times per lane)",
-            (long long)l->shape[0], (long long)l->shape[1], (long long)pl->nbatch);
+        return pl->nbatch == 1
+                   ? ot__fail(OT_ERR_SHAPE,
+                              "t_eval: shape [%lld, %lld]; expected [nt] or [nt, 1] "
+                              "(nt >= 1) for one lane",
+                              (long long)l->shape[0], (long long)l->shape[1])
+                   : ot__fail(OT_ERR_SHAPE,
+                              "t_eval: shape [%lld, %lld]; expected [nt], [nt, 1] or "
+                              "[nt, %lld] (nt >= 1; a column of times per lane)",
+                              (long long)l->shape[0], (long long)l->shape[1],
+                              (long long)pl->nbatch);
     if (l->shape[1] > 1 && !pl->solver->per_lane_times)
         return ot__fail(OT_ERR_ARG,
                         "t_eval: per-lane output times: the %s solver takes shared "
@@ -257,10 +284,16 @@ static int extra_view(const ot__plan *pl, ot_view v, const char *name, int allow
         return ot__fail(OT_ERR_DTYPE, "%s: must be f64 host memory", name);
     const int64_t cols = l->ndim == 2 ? l->shape[1] : 1;
     if (l->ndim < 1 || l->ndim > (allow_2d ? 2 : 1) || l->shape[0] < 1 ||
-        (cols != 1 && cols != pl->nbatch))
-        return ot__fail(OT_ERR_SHAPE, "%s: needs shape %s with nbatch = %lld", name,
-                        allow_2d ? "[n], [n, 1] or [n, nbatch]" : "[nbatch] or [1]",
-                        (long long)pl->nbatch);
+        (cols != 1 && cols != pl->nbatch)) {
+        char given[64] = "no axes";
+        if (l->ndim >= 1)
+            snprintf(given, sizeof given, l->ndim == 1 ? "[%lld]" : "[%lld, %lld]",
+                     (long long)l->shape[0], (long long)(l->ndim > 1 ? l->shape[1] : 0));
+        return ot__fail(
+            OT_ERR_SHAPE, "%s: shape %s; needs %s with nbatch = %lld", name, given,
+            allow_2d ? "[n], [n, 1] or [n, nbatch], n >= 1" : "[nbatch] or [1]",
+            (long long)pl->nbatch);
+    }
     *data = ot_view_col_f64(v, 0, 0);
     *len = l->shape[0];
     *stride = cols > 1 ? l->strides[1] / (int64_t)sizeof(double) : 0;

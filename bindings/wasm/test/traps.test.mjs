@@ -49,7 +49,7 @@ test('a lockstep rhs that writes only lane 0 fails naming lane 1 (it returned OK
   const rhs = (t, y, p, dydt) => { dydt[0] = -p[0] * y[0]; };
   const sol = decay({ rhs }, { mode: 'lockstep' });
   assert.equal(sol.nfailed, 3);
-  assert.match(sol.message[2], /rhs did not write dydt for lane 1: in OT_LOCKSTEP mode a callback gets every lane at once and must write every column/);
+  assert.match(sol.message[2], /rhs did not write dydt for lane 1: in 'lockstep' mode a callback gets every lane at once and must write every column/);
   sol.dispose();
   const lanes = decay({ rhs }); // k = 1: right in lanes mode
   assert.ok(lanes.ok);
@@ -178,6 +178,6 @@ test('maxOrder and stabilityLimitDetection reach the solver', () => {
   assert.ok(sld.ok);
   sld.dispose();
   assert.throws(() => decay({}, { stabilityLimitDetection: 1 }), /expected true or false/);
-  assert.throws(() => decay({}, { method: 'adams', stabilityLimitDetection: true }), /only OT_BDF/);
-  assert.throws(() => decay({}, { maxOrder: 6 }), /OT_BDF allows 1 to 5/);
+  assert.throws(() => decay({}, { method: 'adams', stabilityLimitDetection: true }), /only 'bdf'/);
+  assert.throws(() => decay({}, { maxOrder: 6 }), /'bdf' allows 1 to 5/);
 });

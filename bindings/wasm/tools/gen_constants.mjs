@@ -83,6 +83,19 @@ export function constantsSource() {
     lines.push(line);
     return `/** ${doc} */\nexport const ${name} = table({\n${lines.join('\n')}\n});\n`;
   });
+  // The option enumerators' C names, for messages the C library writes.
+  const ode = header('ode.h');
+  const cNames = [['ot_method', method], ['ot_mode', strip('OT_')], ['ot_linsol', strip('OT_LINSOL_')],
+    ['ot_root_direction', strip('OT_ROOT_')], ['ot_event_action', strip('OT_EVENT_')]]
+    .flatMap(([e, key]) => enumOf(ode, e).map(([c]) => `${c}: "'${key(c)}'",`));
+  const cLines = [];
+  let cl = ' ';
+  for (const e of cNames) {
+    if (cl.length + e.length + 1 > 98) { cLines.push(cl); cl = ' '; }
+    cl += ` ${e}`;
+  }
+  cLines.push(cl);
+  body.push(`/** The JS words for the option enumerators C messages name (jsWords). */\nexport const C_NAMES = table({\n${cLines.join('\n')}\n});\n`);
   return `// Every value the JS side mirrors from odetensor's C headers, in one place:
 // the status codes (include/odetensor/status.h), the option enums (ode.h),
 // the event and gradient tensors (solution.h) and DLPack's codes. Written by
