@@ -62,6 +62,9 @@ export declare class SolverWorker {
   solveAdjoint(inputs: WorkerInputs, opts?: WorkerSolveOptions): Promise<WorkerResult>;
   /** Whether cancel() keeps the running solve's results (a shared flag). */
   readonly canCancel: boolean;
+  /** Stops the running solve and every solve asked before this call (their
+   * unfinished lanes: 'OT_ERR_CANCELLED', results kept); solves asked later
+   * run. Without a shared flag: terminate(). */
   cancel(): void;
   terminate(): void;
 }

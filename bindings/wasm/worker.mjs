@@ -63,6 +63,11 @@ class SolverWorker {
       else p.reject(Object.assign(new Error(msg.message), { name: msg.name ?? 'Error', status: msg.status, code: msg.code }));
     });
     on('error', (e) => this.#fail(e instanceof Error ? e : new Error(String(e?.message ?? e))));
+    // Node: the thread ended (the model called process.exit, or it ran out
+    // of memory) while solves were pending: they would never settle.
+    on('exit', (code) => this.#fail(this.#dead ?? new Error(
+      `odetensor worker: the worker thread exited (code ${code}) while solving; ` +
+      'pending solves are lost (did the model call process.exit?)')));
   }
 
   #fail(e) {
@@ -75,9 +80,9 @@ class SolverWorker {
    * the order asked. kind: 'solveDense', 'solve', 'solveFwdSens' or
    * 'solveAdjoint'. */
   run(kind, inputs, { onProgress } = {}) {
+    const id = this.#next++; // now, so that a cancel() that follows covers it
     const start = () => new Promise((resolve, reject) => {
       if (this.#dead) { reject(this.#dead); return; }
-      const id = this.#next++;
       this.#pending.set(id, { resolve, reject, onProgress });
       this.#worker.postMessage({ type: 'solve', id, kind, inputs });
     });
@@ -95,10 +100,12 @@ class SolverWorker {
    * shared flag: Node, or a cross-origin-isolated page). */
   get canCancel() { return this.#cancel !== null; }
 
-  /** Stops the running solve: its unfinished lanes come back cancelled. Without
-   * a shared flag the worker is terminated and every pending solve rejects. */
+  /** Stops the running solve and every solve asked before this call (one
+   * that has not begun stops at its first progress call): their unfinished
+   * lanes come back cancelled. Solves asked later run. Without a shared flag
+   * the worker is terminated and every pending solve rejects. */
   cancel() {
-    if (this.#cancel !== null) Atomics.store(this.#cancel, 0, 1);
+    if (this.#cancel !== null) Atomics.store(this.#cancel, 0, this.#next - 1);
     else this.terminate();
   }
 
@@ -134,6 +141,7 @@ export async function createSolverWorker(modelUrl) {
     if (inNode) {
       worker.on('message', done);
       worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`odetensor worker: exited (code ${code}) while starting`)));
     } else {
       worker.addEventListener('message', (e) => done(e.data));
       worker.addEventListener('error', (e) => reject(e.error ?? new Error(e.message)), { once: true });

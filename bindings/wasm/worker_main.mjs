@@ -62,12 +62,12 @@ listen(async (msg) => {
   const { id, kind, inputs } = msg;
   try {
     if (!KINDS.includes(kind)) throw new Error(`worker: unknown solve '${kind}'`);
-    if (cancel) Atomics.store(cancel, 0, 0);
     const spec = {
       ...model, ...inputs,
+      // The flag holds the last solve cancel() covers: this one, or a later one.
       onProgress(done, total) {
         send({ type: 'progress', id, done, total });
-        return cancel !== null && Atomics.load(cancel, 0) === 1;
+        return cancel !== null && Atomics.load(cancel, 0) >= id;
       },
     };
     const sol = ot[kind](spec);

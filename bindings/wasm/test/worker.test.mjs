@@ -70,3 +70,28 @@ test('errors reject; a bad model module fails to start; terminate rejects what i
   await assert.rejects(slow, /terminated/);
   await assert.rejects(createSolverWorker(new URL('./no_such_model.mjs', import.meta.url)), /odetensor worker/);
 });
+
+test('a worker thread that exits mid-solve rejects the solve and those after it (issue 23)', async () => {
+  const w = await createSolverWorker(new URL('./exit_model.mjs', import.meta.url));
+  const first = w.solveDense({ y0: [1], params: [0.5, 1], tEval: [0, 1, 2] });
+  const second = w.solveDense({ y0: [1], params: [0.5], tEval: [0, 1] });
+  await assert.rejects(first, /worker thread exited \(code 3\) while solving/);
+  await assert.rejects(second, /worker thread exited/);
+  await assert.rejects(w.solveDense({ y0: [1], params: [0.5], tEval: [0, 1] }), /exited/);
+});
+
+test('cancel() right after solve() cancels that solve; one asked later runs whole (issue 23)', async () => {
+  const w = await createSolverWorker(MODEL);
+  try {
+    const pending = w.solveDense(inputs(0.02));
+    w.cancel(); // before the worker has begun it
+    const r = await pending;
+    assert.equal(r.ok, false);
+    assert.ok(r.status.every((s) => s === 'OT_ERR_CANCELLED' || s === 'OT_OK'));
+    assert.ok(r.status.filter((s) => s === 'OT_ERR_CANCELLED').length > 0, r.status.join());
+    const later = await w.solveDense(inputs(0));
+    assert.ok(later.ok, later.message.join('; '));
+  } finally {
+    w.terminate();
+  }
+});
