@@ -539,6 +539,48 @@ START_TEST(a_runaway_lane_fails_alone_in_every_step_output)
 }
 END_TEST
 
+/* The same runaway lane where the memory limit says its padded outputs fit
+ * (1 GiB) but malloc cannot give them (issue 23: "ys: cannot allocate
+ * 710304000 bytes" and 699 good lanes lost, under a real 1 GiB RLIMIT_AS,
+ * where the process's own memory counts too): outputs above 64 MiB fail
+ * here as malloc would. The runaway lane is cut until they fit and fails
+ * alone; the others are whole. */
+START_TEST(a_runaway_lane_fails_alone_when_malloc_gives_less_than_the_limit)
+{
+    enum { NB = 700, RUN = 350 };
+    static double k[NB];
+    for (int b = 0; b < NB; b++)
+        k[b] = b == RUN ? 1e4 : 1.0 + b * 1e-3;
+    const double y0[2] = {1, 1};
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 2, 1, st_decay_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_method(ode, OT_ADAMS), OT_OK, NULL);
+    ot__size_set_limit(UINT64_C(1) << 30);
+    ot__tensor_set_alloc_ceiling(UINT64_C(64) << 20);
+    ot_solution *s = NULL;
+    const int st = ot_solve(ode, st_vec(y0, 2), st_mat(k, 1, NB), 1.0, &s);
+    ot__tensor_set_alloc_ceiling(0);
+    ot__size_set_limit(0);
+    ck_assert_status(st, OT_ERR_LANES_FAILED, "1 of 700 lanes failed; lane 350");
+    ck_assert_int_eq(ot_solution_lane_status(s, RUN), OT_ERR_NOMEM);
+    ck_assert_msg(strstr(ot_solution_lane_message(s, RUN), "could not be allocated"),
+                  "%s", ot_solution_lane_message(s, RUN));
+    const ot_layout *ys = ot_tensor_layout(ot_solution_ys(s));
+    ck_assert_uint_le((uint64_t)(ys->shape[1] * NB * 2 * 8), UINT64_C(64) << 20);
+    ck_assert_int_eq(ot_solution_lane_count(s, RUN), ys->shape[1]);
+    for (int b = 0; b < NB; b += 7) {
+        if (b == RUN)
+            continue;
+        const int64_t c = ot_solution_lane_count(s, b);
+        ck_assert_int_eq(ot_solution_lane_status(s, b), OT_OK);
+        ck_assert_double_eq(st_at(ot_solution_ts(s), c - 1, b, 0), 1.0);
+        ck_assert_double_eq_tol(st_y(s, 1, c - 1, b), exp(-2 * k[b]), 1e-6);
+    }
+    ot_solution_free(s);
+    ot_ode_free(ode);
+}
+END_TEST
+
 /* ---- f32 outputs -------------------------------------------------------------- */
 
 /* y' = y from 1e30 passes FLT_MAX (3.4e38) at t = 19.6: those f32 outputs are
@@ -607,6 +649,7 @@ Suite *traps_suite(void)
     tcase_add_loop_test(tc, a_large_t0_fails_the_lane_instead_of_drifting, 0, 4);
     tc = ot_test_tcase(s, "outputs", 60);
     tcase_add_loop_test(tc, a_runaway_lane_fails_alone_in_every_step_output, 0, 2);
+    tcase_add_test(tc, a_runaway_lane_fails_alone_when_malloc_gives_less_than_the_limit);
     tcase_add_loop_test(tc, f32_outputs_beyond_float_range_fail_the_lane, 0, 4);
     return s;
 }

@@ -25,6 +25,11 @@ void ot__cuda_use_cublas(int on);
 void ot__size_set_limit(uint64_t bytes);
 uint64_t ot__size_last_estimate(void);
 
+/* Tensors the library allocates (tensor/tensor.c) larger than bytes fail as
+ * if malloc had no memory, though the limit above says they fit (the
+ * process's own memory): 0 restores malloc's own answer. */
+void ot__tensor_set_alloc_ceiling(uint64_t bytes);
+
 /* Allocation-failure injection (core/fault_inject.c, builds with
  * -DOT_FAULT_INJECT only): arms the injector so that the point numbered k
  * (0-based, counted from this call) fails; with sticky, every point from k

@@ -85,10 +85,12 @@ static void flag_f32_overflow(const ot__plan *pl, ot_solution *sol)
 /* ot_solve's outputs are [rows, nt_max, nbatch]: one lane that runs to its
  * step limit pads every lane to its length (700 two-state lanes need 4.4 MiB;
  * with one runaway lane at 100,000 steps, 1.1 GB). When ts and ys would not
- * fit beside the records still held, the lanes with the most steps are cut
- * to what fits and fail alone (OT_ERR_NOMEM) instead of the whole call. */
+ * fit beside the records still held, or (most < nt_max) could not be
+ * allocated at nt_max steps, the lanes with the most steps are cut to what
+ * fits (at most `most` steps) and fail alone (OT_ERR_NOMEM) instead of the
+ * whole call. */
 static void cap_runaway_lanes(const ot__plan *pl, ot_solution *sol,
-                              const ot__record *records)
+                              const ot__record *records, int64_t most)
 {
     const char *what = "";
     const uint64_t limit = ot__memory_limit(&what);
@@ -104,9 +106,10 @@ static void cap_runaway_lanes(const ot__plan *pl, ot_solution *sol,
     for (int64_t b = 0; b < pl->nbatch; b++)
         nt_max = sol->count[b] > nt_max ? sol->count[b] : nt_max;
     const uint64_t budget = limit > held ? limit - held : 0;
-    if ((uint64_t)nt_max <= budget / per_step)
+    if ((uint64_t)nt_max <= budget / per_step && nt_max <= most)
         return;
-    const int64_t cap = budget / per_step > 1 ? (int64_t)(budget / per_step) : 1;
+    int64_t cap = budget / per_step > 1 ? (int64_t)(budget / per_step) : 1;
+    cap = cap < most ? cap : most;
     for (int64_t b = 0; b < pl->nbatch; b++) {
         if (sol->count[b] <= cap)
             continue;
@@ -116,14 +119,41 @@ static void cap_runaway_lanes(const ot__plan *pl, ot_solution *sol,
         if (sol->status[b] != OT_OK) /* failed already (its step limit): keeps why */
             continue;
         char msg[256];
-        snprintf(
-            msg, sizeof msg,
-            "recorded %lld steps: every lane padded to that many would need %.3g bytes "
-            "for ts and ys, more than the %.3g bytes %s; kept its first %lld steps "
-            "(lower max_steps, or use ot_solve_dense)",
-            (long long)had, (double)per_step * (double)had, (double)budget, what,
-            (long long)cap);
+        if (most < INT64_MAX)
+            snprintf(msg, sizeof msg,
+                     "recorded %lld steps: ts and ys with every lane padded to that "
+                     "many (%.3g bytes) could not be allocated; kept its first %lld "
+                     "steps (lower max_steps, or use ot_solve_dense)",
+                     (long long)had, (double)per_step * (double)had, (long long)cap);
+        else
+            snprintf(msg, sizeof msg,
+                     "recorded %lld steps: every lane padded to that many would need "
+                     "%.3g bytes for ts and ys, more than the %.3g bytes %s; kept its "
+                     "first %lld steps (lower max_steps, or use ot_solve_dense)",
+                     (long long)had, (double)per_step * (double)had, (double)budget, what,
+                     (long long)cap);
         ot__solution_fail_lane(sol, b, OT_ERR_NOMEM, msg);
+    }
+}
+
+/* ot_solve's ts and ys from the records. The memory limit can promise more
+ * than malloc gives (the process's own memory, fragmentation, other
+ * threads): when they cannot be allocated, the longest lanes are cut to
+ * half as many steps and it is tried again, down to one step. */
+static int gather_steps(const ot__plan *pl, ot_solution *sol, const ot__record *records)
+{
+    int64_t most = INT64_MAX;
+    for (;;) {
+        cap_runaway_lanes(pl, sol, records, most);
+        const int st =
+            ot__out_gather_steps(&sol->ts, &sol->ys, records, pl->block, sol->count,
+                                 pl->rows, pl->nbatch, (ot_dtype)pl->ode->out_dtype);
+        int64_t nt_max = 1;
+        for (int64_t b = 0; b < pl->nbatch; b++)
+            nt_max = sol->count[b] > nt_max ? sol->count[b] : nt_max;
+        if (st != OT_ERR_NOMEM || nt_max <= 1)
+            return st;
+        most = nt_max / 2;
     }
 }
 
@@ -208,10 +238,7 @@ static int run_plan_with(const ot__plan *pl, ot_solution **out)
     if (st == OT_OK && pl->kind != OT__STEPS)
         st = pad_outputs(pl, sol);
     if (st == OT_OK && pl->kind == OT__STEPS)
-        cap_runaway_lanes(pl, sol, sink.records);
-    if (st == OT_OK && pl->kind == OT__STEPS)
-        st = ot__out_gather_steps(&sol->ts, &sol->ys, sink.records, pl->block, sol->count,
-                                  pl->rows, pl->nbatch, (ot_dtype)pl->ode->out_dtype);
+        st = gather_steps(pl, sol, sink.records);
     if (st == OT_OK)
         flag_f32_overflow(pl, sol);
     if (st == OT_OK && sink.events)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/test_hooks.h"
 #include "core/error.h"
 #include "tensor/layout.h"
 #include "tensor/tensor_impl.h"
@@ -15,6 +16,10 @@ struct ot_tensor {
 };
 
 enum { ALIGN = 64 };
+
+static _Thread_local uint64_t alloc_ceiling; /* test hook; 0: none */
+
+void ot__tensor_set_alloc_ceiling(uint64_t bytes) { alloc_ceiling = bytes; }
 
 int ot__tensor_alloc(ot_tensor **out, ot_dtype dtype, int ndim, const int64_t *shape,
                      const char *name)
@@ -37,7 +42,9 @@ int ot__tensor_alloc(ot_tensor **out, ot_dtype dtype, int ndim, const int64_t *s
     if (size == 0)
         size = ALIGN;
     ot_tensor *t = OT__MALLOC(sizeof *t);
-    void *data = t ? OT__ALIGNED_ALLOC(ALIGN, size) : NULL;
+    void *data = t && !(alloc_ceiling && size > alloc_ceiling)
+                     ? OT__ALIGNED_ALLOC(ALIGN, size)
+                     : NULL;
     if (data == NULL) {
         free(t);
         return ot__fail(OT_ERR_NOMEM, "%s: cannot allocate %lld bytes", name,
