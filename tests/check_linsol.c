@@ -277,6 +277,68 @@ START_TEST(band_and_gmres_lanes_fail_alone)
 }
 END_TEST
 
+/* A preconditioner solve whose z is badly scaled (1e-10 P^-1 r: still an
+ * invertible P) or zero (issue 23): with left preconditioning GMRES tested
+ * ||z|| and stopped at once, OT_OK with errors of 18.6 against a tight dense
+ * solve. Right preconditioning tests the true residual: the scaled one is
+ * within the tolerance of the unscaled one; z = 0 for r != 0 fails the lane
+ * saying why. */
+static double z_scale;
+
+static int rd_psolve_scaled(double t, ot_view y, ot_view p, double gamma, ot_view r,
+                            ot_view_mut z, ot_view_mut work, void *u)
+{
+    const int rc = rd_psolve(t, y, p, gamma, r, z, work, u);
+    double *zz = ot_view_mut_col_f64(z, 0, 0);
+    for (int i = 0; i < RD_NS; i++)
+        zz[i] *= z_scale;
+    return rc;
+}
+
+START_TEST(a_badly_scaled_or_zero_preconditioner_cannot_fool_gmres)
+{
+    const rd_setup ref_setup = {OT_BDF, OT_LINSOL_DENSE, 1, 0, 0};
+    ot_solution *ref = rd_solve(&ref_setup, 1e-10, NULL);
+    const double scales[3] = {1, 1e-10, 0};
+    for (int k = 0; k < 3; k++) {
+        z_scale = scales[k];
+        const rd_setup c = {OT_BDF, OT_LINSOL_GMRES, 0, 1, 0};
+        ot_ode *ode = rd_ode(&c, 1e-8);
+        ck_assert_status(
+            ot_ode_set_preconditioner(ode, rd_psetup, rd_psolve_scaled, RD_N + 1), OT_OK,
+            NULL);
+        static double y0[RD_NS * 2];
+        for (int b = 0; b < 2; b++)
+            for (int i = 0; i < RD_N; i++) {
+                y0[b * RD_NS + 2 * i] =
+                    1 + sin(2 * 3.14159265358979323846 * (i + 1.0) / (RD_N + 1));
+                y0[b * RD_NS + 2 * i + 1] = 3;
+            }
+        static const double p[4] = {0.02, 0, 0.01, 0};
+        ot_solution *s = NULL;
+        const int st = ot_solve_dense(ode, st_mat(y0, RD_NS, 2), st_mat(p, 2, 2),
+                                      st_vec(RD_T, 4), &s);
+        if (scales[k] == 0) {
+            ck_assert_status(st, OT_ERR_LANES_FAILED, "2 of 2 lanes failed");
+            for (int64_t b = 0; b < 2; b++) {
+                ck_assert_int_eq(ot_solution_lane_status(s, b), OT_ERR_CALLBACK);
+                ck_assert_msg(strstr(ot_solution_lane_message(s, b),
+                                     "preconditioner solve returned z = 0"),
+                              "%s", ot_solution_lane_message(s, b));
+            }
+        } else {
+            ck_assert_status(st, OT_OK, NULL);
+            for (int64_t b = 0; b < 2; b++)
+                ck_assert_msg(max_diff(s, ref, b) < 2e-6, "scale %g lane %lld: %g off",
+                              scales[k], (long long)b, max_diff(s, ref, b));
+        }
+        ot_solution_free(s);
+        ot_ode_free(ode);
+    }
+    ot_solution_free(ref);
+}
+END_TEST
+
 START_TEST(linear_solver_refusals_name_the_rule)
 {
     static const double y0[RD_NS] = {0}, p[2] = {0.02, 0}, t[1] = {1};
@@ -318,6 +380,7 @@ Suite *linsol_suite(void)
     TCase *tc = ot_test_tcase(s, "against dense", 120);
     tcase_add_test(tc, band_and_gmres_equal_dense_within_tolerance);
     tcase_add_test(tc, band_and_gmres_lanes_fail_alone);
+    tcase_add_test(tc, a_badly_scaled_or_zero_preconditioner_cannot_fool_gmres);
     tcase_add_test(tc, linear_solver_refusals_name_the_rule);
     return s;
 }

@@ -163,8 +163,24 @@ static int psolve_wrap(sunrealtype t, N_Vector y, N_Vector fy, N_Vector r, N_Vec
                                ot__view_mut_compact(w->pwork, ode->pwork, 1), ode->user);
     if (rc != 0)
         return ot__cb_returned(&w->cb, "preconditioner solve", rc, t, OT__CB_RETRY);
-    return ot__cb_finite(&w->cb, "preconditioner solve", "z", zd, w->n, 1, w->lane, t,
-                         OT__CB_RETRY);
+    const int fin = ot__cb_finite(&w->cb, "preconditioner solve", "z", zd, w->n, 1,
+                                  w->lane, t, OT__CB_RETRY);
+    if (fin != 0)
+        return fin;
+    /* z = 0 for r != 0 is no P^-1 r of an invertible P: GMRES would take
+     * it as a solution found. */
+    const double *rd = N_VGetArrayPointer(r);
+    int zero_z = 1, zero_r = 1;
+    for (int64_t i = 0; i < w->n; i++) {
+        zero_z &= zd[i] == 0;
+        zero_r &= rd[i] == 0;
+    }
+    return zero_z && !zero_r
+               ? ot__cb_note(&w->cb, -1,
+                             "preconditioner solve returned z = 0 for r != 0 at t = %g: "
+                             "z must solve P z = r for an invertible P",
+                             t)
+               : 0;
 }
 
 static int root_wrap(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
@@ -225,8 +241,9 @@ static int configure(ot__lanes_worker *w)
         w->LS = w->A ? OT__SUN_NEW(SUNLinSol_Band(w->y, w->A, w->ctx)) : NULL;
         jac = ode->jac ? jac_band_wrap : NULL; /* NULL: SUNDIALS' band DQ */
     } else if (!f && w->ig.m->implicit && ode->linsol == OT_LINSOL_GMRES) {
-        w->LS = OT__SUN_NEW(SUNLinSol_SPGMR(
-            w->y, ode->psetup ? SUN_PREC_LEFT : SUN_PREC_NONE, ode->krylov_maxl, w->ctx));
+        w->LS = OT__SUN_NEW(SUNLinSol_SPGMR(w->y,
+                                            ode->psetup ? SUN_PREC_RIGHT : SUN_PREC_NONE,
+                                            ode->krylov_maxl, w->ctx));
         jac = NULL; /* matrix-free */
     } else if (!f && w->ig.m->implicit) {
         w->A = OT__SUN_NEW(SUNDenseMatrix(w->n, w->n, w->ctx));
