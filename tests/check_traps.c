@@ -164,7 +164,8 @@ END_TEST
 /* ---- Out-of-bounds writes by init and out --------------------------------- */
 
 #if defined(__SANITIZE_ADDRESS__)
-/* One element past o / y0: lanes mode's scratch slices sat back to back in
+/* One element past o / y0 (and, below, past df/dp and the preconditioner's
+ * work): lanes mode's scratch slices sat back to back in
  * one block, so this landed in the next slice, unseen by ASan, and during
  * sensitivities changed their outputs. Each slice is now its own
  * allocation: ASan stops the process (exit code 1) at the write. Run only
@@ -187,6 +188,39 @@ static int oob_init(ot_view p, ot_view_mut y0, void *u)
     return 0;
 }
 
+/* One past df/dp's [n, np] view (issue 23): its scratch was sized for every
+ * sensitivity (np + n with sens_initial), so the write landed inside it. */
+static int oob_dfdp(double t, ot_view y, ot_view p, ot_view_mut d, void *u)
+{
+    (void)t, (void)u;
+    double *c = ot_view_mut_col_f64(d, 0, 0);
+    c[0] = -ot_view_col_f64(y, 0, 0)[0];
+    c[1] = -2 * ot_view_col_f64(y, 0, 0)[1];
+    c[2] = ot_view_col_f64(p, 0, 0)[0]; /* [n = 2, np = 1] */
+    return 0;
+}
+
+/* work[nwork] (issue 23): the work block had one double more. */
+static int oob_psetup(double t, ot_view y, ot_view p, double gamma, int jok, int *jcur,
+                      ot_view_mut work, void *u)
+{
+    (void)t, (void)y, (void)p, (void)jok, (void)u;
+    double *w = ot_view_mut_col_f64(work, 0, 0);
+    w[0] = gamma;
+    w[2] = gamma; /* nwork is 2 */
+    *jcur = 1;
+    return 0;
+}
+
+static int identity_psolve(double t, ot_view y, ot_view p, double gamma, ot_view r,
+                           ot_view_mut z, ot_view_mut work, void *u)
+{
+    (void)t, (void)y, (void)p, (void)gamma, (void)work, (void)u;
+    for (int i = 0; i < 2; i++)
+        ot_view_mut_col_f64(z, 0, 0)[i] = ot_view_col_f64(r, 0, 0)[i];
+    return 0;
+}
+
 START_TEST(an_out_of_bounds_write_by_init_or_out_is_caught_by_the_sanitizer)
 {
     if (freopen("/dev/null", "w", stderr) == NULL) /* ASan's report: not for the log */
@@ -194,12 +228,25 @@ START_TEST(an_out_of_bounds_write_by_init_or_out_is_caught_by_the_sanitizer)
     const double k[2] = {1, 2}, y0[2] = {1, 1}, t[2] = {0, 1};
     ot_ode *ode = NULL;
     ck_assert_status(ot_ode_new(&ode, 2, 1, st_decay_rhs, NULL), OT_OK, NULL);
-    ck_assert_status(_i ? ot_ode_set_init(ode, oob_init)
-                        : ot_ode_set_out(ode, 1, oob_out),
-                     OT_OK, NULL);
     ot_solution *s = NULL;
-    ot_solve_fwd_sens(ode, _i ? ot_view_absent() : st_vec(y0, 2), st_mat(k, 1, 2),
-                      st_vec(t, 2), &s);
+    if (_i == 2) { /* dfdp, with sensitivities to y0 too */
+        ck_assert_status(ot_ode_set_jac(ode, st_decay_jac), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_dfdp(ode, oob_dfdp), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_sens_initial(ode, 1), OT_OK, NULL);
+    } else if (_i == 3) { /* GMRES's preconditioner setup */
+        ck_assert_status(ot_ode_set_linear_solver(ode, OT_LINSOL_GMRES), OT_OK, NULL);
+        ck_assert_status(ot_ode_set_preconditioner(ode, oob_psetup, identity_psolve, 2),
+                         OT_OK, NULL);
+    } else {
+        ck_assert_status(_i ? ot_ode_set_init(ode, oob_init)
+                            : ot_ode_set_out(ode, 1, oob_out),
+                         OT_OK, NULL);
+    }
+    if (_i == 3)
+        ot_solve_dense(ode, st_vec(y0, 2), st_mat(k, 1, 2), st_vec(t, 2), &s);
+    else
+        ot_solve_fwd_sens(ode, _i == 1 ? ot_view_absent() : st_vec(y0, 2),
+                          st_mat(k, 1, 2), st_vec(t, 2), &s);
     ot_solution_free(s);
     ot_ode_free(ode);
 }
@@ -634,7 +681,7 @@ Suite *traps_suite(void)
         tc = ot_test_tcase(s, "out_of_bounds", 60);
         tcase_add_loop_exit_test(
             tc, an_out_of_bounds_write_by_init_or_out_is_caught_by_the_sanitizer, 1, 0,
-            2);
+            4);
     }
 #endif
     tc = ot_test_tcase(s, "tolerances_and_defaults", 60);

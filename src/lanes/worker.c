@@ -305,7 +305,7 @@ int ot__lanes_worker_new(ot__lanes_worker **out, const ot__plan *pl)
     w->steps.width = pl->rows;
     const size_t n = (size_t)pl->n, np = (size_t)pl->np, rows = (size_t)pl->rows;
     /* scratch: ys, y0, yp, ym (n each); out, diff (rows each); for sens, the
-     * sensitivities and their initial values (np * n each), and with dfdp
+     * sensitivities and their initial values (ns * n each), and with dfdp
      * the Jacobian and df/dp (n * n, n * np; one double for what is not
      * used, so that every pointer is a live allocation). */
     const size_t ns = pl->kind == OT__SENS  ? (size_t)pl->ns * n + 1
@@ -316,13 +316,16 @@ int ot__lanes_worker_new(ot__lanes_worker **out, const ot__plan *pl)
                                 &w->ym_scratch,   &w->out_scratch, &w->diff_scratch,
                                 &w->sens_scratch, &w->yS0,         &w->jac_scratch,
                                 &w->dfdp_scratch};
+    /* Views handed to callbacks end where their allocation ends (jac
+     * [n, n], dfdp [n, np], the preconditioner's work), so that ASan and
+     * valgrind see a write past one. */
     const size_t sizes[10] = {
-        n, n, n, n, rows, rows, ns, ns, derivs ? n * n : 1, derivs ? ns : 1};
+        n, n, n, n, rows, rows, ns, ns, derivs ? n * n : 1, derivs && np ? n * np : 1};
     int ok = 1;
     for (int i = 0; i < 10; i++)
         ok &= (*slots[i] = OT__MALLOC(sizes[i] * sizeof(double))) != NULL;
     w->pbuf = OT__MALLOC((2 * np + 1) * sizeof(double));
-    w->pwork = OT__MALLOC(((size_t)pl->ode->pwork + 1) * sizeof(double));
+    w->pwork = OT__MALLOC((pl->ode->pwork ? (size_t)pl->ode->pwork : 1) * sizeof(double));
     w->pbar = OT__MALLOC(((size_t)pl->ns + np + 1) * sizeof(double));
     w->plist = OT__MALLOC(((size_t)pl->ns + 1) * sizeof(int));
     w->rootsfound = OT__MALLOC(((size_t)pl->ode->nroots + 1) * sizeof(int));
