@@ -297,12 +297,6 @@ static int backward_make(ot__unit *u, double tcur)
     return backward_start(u->mode, tcur);
 }
 
-static void lane_stats(ot__unit *u)
-{
-    ot__lanes_worker *w = u->mode;
-    ot__lane_stats(w, &u->sink->sol->stats[u->lane0]);
-}
-
 static const double *dy0dp(ot__unit *u, int64_t j)
 {
     ot__lanes_worker *w = u->mode;
@@ -335,7 +329,6 @@ void ot__lanes_solve_adjoint(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
                       .yQ = a->yQ,
                       .which = &a->which,
                       .backward_make = backward_make,
-                      .stats = lane_stats,
                       .dy0dp = dy0dp};
     ot__run_adjoint(ot__lanes_unit(w, b, sk), &ra);
 }

@@ -228,6 +228,20 @@ static int rows(ot__unit *u, double t, N_Vector y, double *dst)
     return OT_OK;
 }
 
+/* The lane's statistics from CVODE's counters, restarts and our DQ
+ * Jacobian's rhs calls included. */
+static void stats(ot__unit *u)
+{
+    ot__lanes_worker *w = u->mode;
+    const ot__plan *pl = w->plan;
+    ot_lane_stats *s = &u->sink->sol->stats[u->lane0];
+    ot__ig_stats(&w->ig, w->LS != NULL, s);
+    ot__cv_stats_add(s, &w->before); /* restarts at events */
+    /* Dense without the user's Jacobian: our DQ Jacobian's, not CVODE's. */
+    if (w->LS != NULL && pl->ode->jac == NULL && pl->ode->linsol == OT_LINSOL_DENSE)
+        s->jac_rhs_evals = w->dq_evals;
+}
+
 static void fail(ot__unit *u, int status, double t, const char *what, int solver)
 {
     (void)t;
@@ -245,6 +259,7 @@ static const ot__unit_ops lane_ops = {
     .reinit = reinit,
     .emit = emit,
     .rows = rows,
+    .stats = stats,
     .fail = fail,
 };
 
@@ -348,16 +363,4 @@ void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
     } else {
         ot__run_dense(ot__lanes_unit(w, b, sk));
     }
-    ot__lane_stats(w, &sol->stats[b]);
-}
-
-void ot__lane_stats(ot__lanes_worker *w, ot_lane_stats *out)
-{
-    const ot__plan *pl = w->plan;
-    ot_lane_stats *stats = out;
-    ot__ig_stats(&w->ig, w->LS != NULL, stats);
-    ot__cv_stats_add(stats, &w->before); /* restarts at events */
-    /* Dense without the user's Jacobian: our DQ Jacobian's, not CVODE's. */
-    if (w->LS != NULL && pl->ode->jac == NULL && pl->ode->linsol == OT_LINSOL_DENSE)
-        stats->jac_rhs_evals = w->dq_evals;
 }

@@ -89,9 +89,6 @@ double *ot__lanes_state_dst(ot__lanes_worker *w, const ot__sink *sk, int64_t i,
 /* Lane b as the run loop's unit: one lane on the worker's integrator,
  * starting at its t0 from w->y_restart (w->unit, reused per lane). */
 ot__unit *ot__lanes_unit(ot__lanes_worker *w, int64_t b, const ot__sink *sink);
-/* The lane's statistics from CVODE's counters, restarts and our DQ
- * Jacobian's rhs calls included. */
-void ot__lane_stats(ot__lanes_worker *w, ot_lane_stats *out);
 
 /* ---- The adjoint (adjoint.c) ---------------------------------------------- */
 

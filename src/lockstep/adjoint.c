@@ -325,8 +325,6 @@ static int backward_make_unit(ot__unit *u, double tcur)
     return backward_make(L->adj, tcur);
 }
 
-static void block_stats(ot__unit *u) { ot__lockstep_batch_stats(u->mode, u->sink->sol); }
-
 static const double *dy0dp(ot__unit *u, int64_t j)
 {
     ot__lockstep *L = u->mode;
@@ -346,7 +344,7 @@ void ot__lockstep_adjoint(ot__lockstep *L, const ot__sink *sk)
         snprintf(L->cb.msg, sizeof L->cb.msg, "cannot allocate the adjoint's arrays");
         ot__lockstep_fail_batch(L, sol, OT_ERR_NOMEM, pl->t0, L->cb.msg);
         adj_free(&a);
-        ot__lockstep_batch_stats(L, sol);
+        L->unit.ops->stats(&L->unit);
         return;
     }
     ot__run_adj ra = {.loss = a.loss,
@@ -358,7 +356,6 @@ void ot__lockstep_adjoint(ot__lockstep *L, const ot__sink *sk)
                       .yQ = a.yQ,
                       .which = &a.which,
                       .backward_make = backward_make_unit,
-                      .stats = block_stats,
                       .dy0dp = dy0dp};
     ot__run_adjoint(&L->unit, &ra);
     adj_free(&a);

@@ -242,8 +242,6 @@ int ot__lockstep_isolate_nonfinite(ot__lockstep *L, const char *name, const char
  * cause (a callback that made CVODE give up takes its place). */
 void ot__lockstep_fail_batch(ot__lockstep *L, ot_solution *sol, int status, double t,
                              const char *what);
-/* The block's CVODE counters as every lane's statistics. */
-void ot__lockstep_batch_stats(ot__lockstep *L, ot_solution *sol);
 /* ot_solve_adjoint on a set-up CPU block (adjoint.c): outputs, loss and
  * gradients into sk; failures are the lanes'. */
 void ot__lockstep_adjoint(ot__lockstep *L, const ot__sink *sk);

@@ -181,6 +181,24 @@ static void stopped_changed(ot__unit *u)
         L->be->stopped_changed(L);
 }
 
+/* Every lane shares the batch's counters; the Jacobian's rhs calls are our
+ * difference quotients'. */
+static void stats(ot__unit *u)
+{
+    ot__lockstep *L = u->mode;
+    ot_solution *sol = u->sink->sol;
+    ot_lane_stats s;
+    memset(&s, 0, sizeof s);
+    ot__ig_stats(&L->ig, L->LS != NULL, &s);
+    ot__cv_stats_add(&s, &L->before); /* restarts at events */
+    s.jac_rhs_evals = L->dq_rhs_evals;
+    for (int64_t b = 0; b < L->nbatch; b++) {
+        const double ft = sol->stats[L->lane0 + b].final_time;
+        sol->stats[L->lane0 + b] = s;
+        sol->stats[L->lane0 + b].final_time = ft;
+    }
+}
+
 static void fail(ot__unit *u, int status, double t, const char *what, int solver)
 {
     (void)solver;
@@ -196,6 +214,7 @@ static const ot__unit_ops block_ops = {
     .emit = emit,
     .rows = rows,
     .stopped_changed = stopped_changed,
+    .stats = stats,
     .fail = fail,
     .blame = blame,
     .resume = resume,
@@ -236,22 +255,6 @@ static int block_unit(ot__lockstep *L, const ot__sink *sk)
 
 /* ---- Entry ---------------------------------------------------------------- */
 
-/* Every lane shares the batch's counters; the Jacobian's rhs calls are our
- * difference quotients'. */
-void ot__lockstep_batch_stats(ot__lockstep *L, ot_solution *sol)
-{
-    ot_lane_stats s;
-    memset(&s, 0, sizeof s);
-    ot__ig_stats(&L->ig, L->LS != NULL, &s);
-    ot__cv_stats_add(&s, &L->before); /* restarts at events */
-    s.jac_rhs_evals = L->dq_rhs_evals;
-    for (int64_t b = 0; b < L->nbatch; b++) {
-        const double ft = sol->stats[L->lane0 + b].final_time;
-        sol->stats[L->lane0 + b] = s;
-        sol->stats[L->lane0 + b].final_time = ft;
-    }
-}
-
 /* init failed: every lane fails with L->cb.msg. */
 static void init_failed(ot__lockstep *L, ot_solution *sol)
 {
@@ -288,8 +291,6 @@ int ot__lockstep_solve(ot__lockstep *L, const ot__sink *sk, int setup_st,
         ot__run_steps(&L->unit);
     else
         ot__run_dense(&L->unit);
-    if (pl->kind != OT__ADJ) /* the adjoint's are its forward pass's */
-        ot__lockstep_batch_stats(L, sk->sol);
     ot__progress_add(pl->prog, L->nbatch * OT__PROGRESS_ONE - L->unit.reported);
     return OT_OK;
 }

@@ -131,7 +131,7 @@ void ot__run_adjoint(ot__unit *u, ot__run_adj *a)
         for (int64_t b = 0; reached && b < k; b++)
             a->loss[b] += N_VGetArrayPointer(a->yQ)[b];
     }
-    a->stats(u);
+    u->ops->stats(u); /* the forward pass's: CVodeB re-runs parts of it */
     long nst = 0;
     CVodeGetNumSteps(u->ig->mem, &nst);
     /* Checkpoints of (q_max + 2) n doubles each, one per OT__ADJ_STEPS

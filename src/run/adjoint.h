@@ -28,8 +28,6 @@ typedef struct {
     /* Makes (or re-initialises) the backward problem at tcur with lambda
      * in yB: the integrator's flag. */
     int (*backward_make)(ot__unit *u, double tcur);
-    /* The unit's statistics from the forward pass, into the solution. */
-    void (*stats)(ot__unit *u);
     /* d y0 / d p_j of every lane, [n, k] (init computes y0). */
     const double *(*dy0dp)(ot__unit *u, int64_t j);
 } ot__run_adj;

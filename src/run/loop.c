@@ -445,6 +445,7 @@ void ot__run_dense(ot__unit *u)
     }
     free(owned);
     free(ustops);
+    u->ops->stats(u);
 }
 
 /* ---- Every step ------------------------------------------------------------ */
@@ -531,4 +532,5 @@ void ot__run_steps(ot__unit *u)
             count_steps(u, t);
         }
     }
+    u->ops->stats(u);
 }

@@ -65,6 +65,9 @@ typedef struct {
     /* Lanes just left the running state (NULL: the mode reads stopped as
      * it is). */
     void (*stopped_changed)(ot__unit *u);
+    /* The unit's statistics (its integrator's counters) into the solution,
+     * once its run, or the adjoint's forward pass, is over. */
+    void (*stats)(ot__unit *u);
     /* The unit's integrator or output failed at t: its running lanes fail
      * with status and `what` (solver: an integrator failure, whose cause
      * may be a callback that kept failing, ot__cb_cause). */
@@ -120,10 +123,11 @@ void ot__run_unit_arrays(ot__unit *u, unsigned char *stopped, int *rootsfound, d
                          ot_lane_stats *before, ot__record *steps);
 
 /* The dense (and sensitivity) loop: every output time of the unit's lanes,
- * stops and roots on the way. Counts, roots, final times and failures go
- * into the sink's solution. The unit starts at u->t_restart. */
+ * stops and roots on the way. Counts, roots, final times, statistics and
+ * failures go into the sink's solution. The unit starts at u->t_restart. */
 void ot__run_dense(ot__unit *u);
-/* Every step from the start to plan->t_final into u->steps. */
+/* Every step from the start to plan->t_final into u->steps (counts,
+ * statistics and failures into the solution). */
 void ot__run_steps(ot__unit *u);
 
 /* Output i of the unit's times at t from state y (shared: every lane's
