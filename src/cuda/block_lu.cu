@@ -197,12 +197,9 @@ int ls_free(SUNLinearSolver S)
 {
     if (S && S->content) {
         solver_content *c = sc(S);
-        cudaFree(c->piv);
-        cudaFree(c->fail);
-        cudaFree(c->ipiv);
-        cudaFree(c->info);
-        cudaFree(c->aptr);
-        cudaFree(c->bptr);
+        void *owned[] = {c->piv, c->fail, c->ipiv, c->info, c->aptr, c->bptr};
+        for (void *d : owned) /* device memory; cudaFree(NULL) does nothing */
+            cudaFree(d);
         if (c->handle)
             cublasDestroy(c->handle);
     }
