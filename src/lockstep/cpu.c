@@ -25,17 +25,8 @@ void ot__lockstep_plain_norm(int plain) { plain_norm = plain; }
 static void free_solver(ot__lockstep *L)
 {
     ot__lockstep_free_common(L);
-    free(L->p);
-    free(L->pp);
-    free(L->o);
-    free(L->o2);
-    free(L->yp);
-    free(L->ym);
-    free(L->inc);
-    free(L->jb);
-    free(L->db);
-    free(L->blame.count);
-    free(L->retries);
+    OT__FREE_ALL(L->p, L->pp, L->o, L->o2, L->yp, L->ym, L->inc, L->jb, L->db,
+                 L->blame.count, L->retries);
 }
 
 typedef struct {
