@@ -99,7 +99,7 @@ LIB_SRC := src/core/error.c src/core/memory.c \
            src/entry/solve.c src/entry/solvers.c src/entry/plan.c src/entry/size_limits.c \
            src/solution/solution.c src/solution/assemble.c src/solution/output.c src/kit/callback.c src/kit/cv_setup.c \
            src/kit/advance.c src/kit/integ.c src/kit/progress.c src/kit/events.c src/kit/pool.c src/kit/sens.c src/kit/adjoint.c \
-           src/run/loop.c src/run/adjoint.c \
+           src/run/loop.c src/run/adjoint.c src/run/adjoint_back.c \
            src/lanes/lanes.c src/lanes/worker.c src/lanes/lane.c src/lanes/adjoint.c \
            src/lockstep/setup.c src/lockstep/loops.c src/lockstep/cpu.c src/lockstep/callbacks.c src/lockstep/alone.c \
            src/lockstep/lane_vector.c src/lockstep/block_dense.c src/lockstep/adjoint.c \

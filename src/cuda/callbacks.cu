@@ -205,4 +205,5 @@ const ot__lockstep_callbacks ot__cuda_callbacks = {
     .root = root_cb,
     .sens_rhs = sens_rhs_cb,
     .rhs_explicit = NULL, /* ARKODE's methods are refused on CUDA (plan.c) */
+    .quad = NULL,         /* so is the adjoint (the solver table) */
 };

@@ -10,7 +10,7 @@
 
 #include "core/alloc.h"
 #include "lanes/worker.h"
-#include "run/unit.h"
+#include "run/adjoint.h"
 #include "kit/advance.h"
 #include "kit/cv_setup.h"
 #include "kit/dq.h"
@@ -24,8 +24,8 @@
 
 /* Lane b fails with status and what, or with the callback that made CVODE
  * give up (ot__cb_cause). */
-void ot__lanes_fail(ot__lanes_worker *w, ot_solution *sol, int64_t b, int status,
-                    const char *what)
+static void fail_lane(ot__lanes_worker *w, ot_solution *sol, int64_t b, int status,
+                      const char *what)
 {
     char msg[600];
     const char *cause = ot__cb_cause(&w->cb, &status, what, msg, sizeof msg);
@@ -94,8 +94,7 @@ static int lane_start(ot__lanes_worker *w, int64_t b)
 /* ---- Outputs -------------------------------------------------------------- */
 
 /* The out callback at (t, y) with params p into o (nout), checked. */
-int ot__lanes_call_out(ot__lanes_worker *w, double t, const double *y, ot_view p,
-                       double *o)
+static int call_out(ot__lanes_worker *w, double t, const double *y, ot_view p, double *o)
 {
     return ot__run_call_out(w->plan->ode, &w->cb, w->lane, t, y,
                             (const double *)p.layout.data, o);
@@ -104,7 +103,7 @@ int ot__lanes_call_out(ot__lanes_worker *w, double t, const double *y, ot_view p
 static int out_at(void *ctx, double t, const double *y, const double *p, double *o)
 {
     ot__lanes_worker *w = ctx;
-    return ot__lanes_call_out(w, t, y, ot__view_compact(p, w->plan->np, 1), o);
+    return call_out(w, t, y, ot__view_compact(p, w->plan->np, 1), o);
 }
 
 /* Output sensitivity j (ot__central). */
@@ -124,15 +123,15 @@ static int out_sens(ot__lanes_worker *w, double t, const double *y, const double
 
 /* Records output i of lane b at time t from state y (and sensitivities in
  * w->yS, when solving them). */
-int ot__lanes_emit(ot__lanes_worker *w, const ot__sink *sk, int64_t i, int64_t b,
-                   double t, const double *y)
+static int store_output(ot__lanes_worker *w, const ot__sink *sk, int64_t i, int64_t b,
+                        double t, const double *y)
 {
     const ot__plan *pl = w->plan;
     const ot_ode *ode = pl->ode;
     ot_solution *sol = sk->sol;
     const double *row = y;
     if (ode->out) {
-        int st = ot__lanes_call_out(w, t, y, w->p, w->out_scratch);
+        int st = call_out(w, t, y, w->p, w->out_scratch);
         if (st != OT_OK)
             return st;
         row = w->out_scratch;
@@ -157,7 +156,7 @@ int ot__lanes_emit(ot__lanes_worker *w, const ot__sink *sk, int64_t i, int64_t b
 
 /* Where CVODE should write the state for output i: straight into ys when no
  * conversion or out function comes between. */
-double *ot__lanes_state_dst(ot__lanes_worker *w, const ot__sink *sk, int64_t i, int64_t b)
+static double *state_dst(ot__lanes_worker *w, const ot__sink *sk, int64_t i, int64_t b)
 {
     const ot__plan *pl = w->plan;
     if (!pl->ode->out && pl->ode->out_dtype == OT_F64)
@@ -170,7 +169,7 @@ double *ot__lanes_state_dst(ot__lanes_worker *w, const ot__sink *sk, int64_t i, 
 static N_Vector target(ot__unit *u, int64_t i)
 {
     ot__lanes_worker *w = u->mode;
-    double *dst = i >= 0                 ? ot__lanes_state_dst(w, u->sink, i, u->lane0)
+    double *dst = i >= 0                 ? state_dst(w, u->sink, i, u->lane0)
                   : i == OT__TARGET_STOP ? w->ym_scratch
                                          : w->ys_scratch;
     N_VSetArrayPointer(dst, w->y);
@@ -215,7 +214,7 @@ static int reinit(ot__unit *u, double t, double *host)
 
 static int emit(ot__unit *u, double t, N_Vector y)
 {
-    return ot__lanes_emit(u->mode, u->sink, u->at[0], u->lane0, t, N_VGetArrayPointer(y));
+    return store_output(u->mode, u->sink, u->at[0], u->lane0, t, N_VGetArrayPointer(y));
 }
 
 /* The step's row: the out function's, or y itself. */
@@ -223,7 +222,7 @@ static int rows(ot__unit *u, double t, N_Vector y, double *dst)
 {
     ot__lanes_worker *w = u->mode;
     if (w->plan->ode->out)
-        return ot__lanes_call_out(w, t, N_VGetArrayPointer(y), w->p, dst);
+        return call_out(w, t, N_VGetArrayPointer(y), w->p, dst);
     memcpy(dst, N_VGetArrayPointer(y), (size_t)w->plan->rows * sizeof *dst);
     return OT_OK;
 }
@@ -246,7 +245,7 @@ static void fail(ot__unit *u, int status, double t, const char *what, int solver
 {
     (void)t;
     if (solver)
-        ot__lanes_fail(u->mode, u->sink->sol, u->lane0, status, what);
+        fail_lane(u->mode, u->sink->sol, u->lane0, status, what);
     else
         ot__solution_fail_lane(u->sink->sol, u->lane0, status, what);
 }
@@ -263,7 +262,9 @@ static const ot__unit_ops lane_ops = {
     .fail = fail,
 };
 
-ot__unit *ot__lanes_unit(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
+/* Lane b as the run loop's unit: one lane on the worker's integrator,
+ * starting at its t0 from w->y_restart (w->unit, reused per lane). */
+static ot__unit *lane_unit(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
 {
     ot__unit *u = &w->unit;
     ot__run_unit_init(u, &lane_ops, w, w->plan, sk, &w->ig, &w->cb, b, 1, w->LS != NULL);
@@ -349,18 +350,17 @@ void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
         if (st != OT_OK)
             ot__solution_fail_lane(sol, b, st, w->cb.msg);
         else
-            ot__lanes_fail(w, sol, b, OT_ERR_SOLVER, w->cb.cv_msg);
+            fail_lane(w, sol, b, OT_ERR_SOLVER, w->cb.cv_msg);
         sol->stats[b].final_time = pl->t0;
         return;
     }
-    if (pl->kind == OT__ADJ) { /* its statistics are the forward pass's */
-        ot__lanes_solve_adjoint(w, b, sk);
-        return;
-    }
-    if (pl->kind == OT__STEPS) {
-        ot__run_steps(ot__lanes_unit(w, b, sk));
+    ot__unit *u = lane_unit(w, b, sk);
+    if (pl->kind == OT__ADJ) {
+        ot__run_adjoint(u, w->adj);
+    } else if (pl->kind == OT__STEPS) {
+        ot__run_steps(u);
         hand_over(w, sk, b);
     } else {
-        ot__run_dense(ot__lanes_unit(w, b, sk));
+        ot__run_dense(u);
     }
 }

@@ -22,6 +22,7 @@
 #include "kit/sens.h"
 #include "kit/sun_compat.h"
 #include "lanes/worker.h"
+#include "run/adjoint.h"
 #include "tensor/tensor_impl.h"
 
 /* ---- Callback wrappers: the rules are kit/callback.c's ---------------- */
@@ -288,7 +289,7 @@ static int configure(ot__lanes_worker *w)
         f = f ? f : ot__cv_sens_setup(cv, ode, ns, w->y, w->atolS, w->ctx, &w->NLSsens);
     }
     if (!f && pl->kind == OT__ADJ)
-        f = ot__lanes_adjoint_setup(w);
+        return ot__lanes_adjoint_setup(w);
     if (f == CV_MEM_FAIL)
         return OT_ERR_NOMEM;
     return f ? OT_ERR_SOLVER : OT_OK;
@@ -361,7 +362,7 @@ void ot__lanes_worker_free(ot__lanes_worker *w)
     const ot__ig_parts parts = {w->yS, w->atolS, (int)w->plan->ns, w->LS,
                                 w->A,  w->NLS,   w->NLSsens};
     ot__ig_free_all(&w->ig, &parts);
-    ot__lanes_adjoint_free(w); /* after CVodeFree, which frees CVODES' part */
+    ot__run_adj_free(w->adj); /* after CVodeFree, which frees CVODES' part */
     N_VDestroy(w->atolv);
     N_VDestroy(w->y);
     N_VDestroy(w->y0);

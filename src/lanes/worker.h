@@ -42,14 +42,13 @@ typedef struct {
     double *pwork;    /* [pwork + 1]: the preconditioner's work for the lane (owned) */
     int sens_first;   /* the lane's first call of sens_rhs_wrap is still to come */
     int64_t dq_evals; /* the lane's rhs calls for our DQ Jacobian */
-    ot_lane_stats before; /* the lane's counters before its last restart at an event */
-    double t_restart;     /* the lane's start, or its last restart (an event) */
-    double *y_restart;    /* its state then (n values) */
-    ot_view p;            /* the lane's params as the callbacks see them */
-    ot__cb cb;            /* the lane's callback problems and CVODE's messages */
-    ot__record steps;     /* ot_solve: this lane's steps, handed to the sink */
-    struct ot__lanes_adj
-        *adj; /* ot_solve_adjoint's backward parts (adjoint.c), or NULL */
+    ot_lane_stats before;    /* the lane's counters before its last restart at an event */
+    double t_restart;        /* the lane's start, or its last restart (an event) */
+    double *y_restart;       /* its state then (n values) */
+    ot_view p;               /* the lane's params as the callbacks see them */
+    ot__cb cb;               /* the lane's callback problems and CVODE's messages */
+    ot__record steps;        /* ot_solve: this lane's steps, handed to the sink */
+    struct ot__run_adj *adj; /* ot_solve_adjoint's parts (run/adjoint.h), or NULL */
     /* The lane as the run loop's unit (lane.c), and its one-lane arrays. */
     ot__unit unit;
     unsigned char lane_state;
@@ -69,37 +68,13 @@ void ot__lanes_worker_free(ot__lanes_worker *w);
  * be solved records why. */
 void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sink);
 
-/* ---- Shared by lane.c and adjoint.c --------------------------------------- */
-
-/* Lane b fails with status and what, or with the callback that made CVODE
- * give up (ot__cb_cause). */
-void ot__lanes_fail(ot__lanes_worker *w, ot_solution *sol, int64_t b, int status,
-                    const char *what);
-/* The out callback at (t, y) with params p into o (nout), checked. */
-int ot__lanes_call_out(ot__lanes_worker *w, double t, const double *y, ot_view p,
-                       double *o);
-/* Records output i of lane b at time t from state y (out's rows with an out
- * function; the sensitivities too when solving them). */
-int ot__lanes_emit(ot__lanes_worker *w, const ot__sink *sk, int64_t i, int64_t b,
-                   double t, const double *y);
-/* Where CVODE should write the state for output i: straight into ys when
- * no conversion or out function comes between. */
-double *ot__lanes_state_dst(ot__lanes_worker *w, const ot__sink *sk, int64_t i,
-                            int64_t b);
-/* Lane b as the run loop's unit: one lane on the worker's integrator,
- * starting at its t0 from w->y_restart (w->unit, reused per lane). */
-ot__unit *ot__lanes_unit(ot__lanes_worker *w, int64_t b, const ot__sink *sink);
-
 /* ---- The adjoint (adjoint.c) ---------------------------------------------- */
 
-/* Sets up the worker's backward problem parts for ot_solve_adjoint (after
- * CVodeInit): CVodeAdjInit, scratch. The backward problem itself is made
- * at the first lane's backward pass (CVODES wants a forward pass first).
- * @return CVODE's flag (CV_MEM_FAIL: no memory). */
+/* The worker's parts for ot_solve_adjoint (after CVodeInit): w->adj, the
+ * forward quadrature of an integral term, CVodeAdjInit. The backward
+ * problem itself is made at the first lane's backward pass (CVODES wants
+ * a forward pass first). w->adj is the worker's (ot__run_adj_free in
+ * ot__lanes_worker_free). @return OT_OK, OT_ERR_NOMEM or OT_ERR_SOLVER. */
 int ot__lanes_adjoint_setup(ot__lanes_worker *w);
-void ot__lanes_adjoint_free(ot__lanes_worker *w);
-/* Lane b by the adjoint method, set up and started by ot__lanes_solve_lane:
- * ys, loss and gradients, status and statistics into the sink. */
-void ot__lanes_solve_adjoint(ot__lanes_worker *w, int64_t b, const ot__sink *sink);
 
 #endif

@@ -10,6 +10,7 @@
 #include <cvodes/cvodes.h>
 
 #include "lockstep/lockstep.h"
+#include "run/adjoint.h"
 #include "kit/dq.h"
 #include "kit/sens.h"
 #include "tensor/tensor_impl.h"
@@ -191,10 +192,19 @@ static int sens_rhs_cb(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Vecto
     return 0;
 }
 
+/* The adjoint's integral term: each running lane's integrand, over the
+ * block's backward parts (run/adjoint_back.c; a lane whose integrand
+ * fails leaves the block). */
+static int quad_cb(sunrealtype t, N_Vector y, N_Vector yQdot, void *ud)
+{
+    return ot__run_adj_quad(((ot__lockstep *)ud)->adj, t, y, yQdot);
+}
+
 const ot__lockstep_callbacks ot__lockstep_cpu_callbacks = {
     .rhs = rhs_cb,
     .jac = jac_cb,
     .root = root_cb,
     .sens_rhs = sens_rhs_cb,
     .rhs_explicit = rhs_explicit_cb,
+    .quad = quad_cb,
 };

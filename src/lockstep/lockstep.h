@@ -56,13 +56,15 @@ static inline void ot__lockstep_poison_first(unsigned *poisoned, unsigned which,
 
 /* A backend's integrator callbacks, user_data = the ot__lockstep
  * (rhs_explicit: an IMEX split's explicit part, NULL where the backend
- * refuses IMEX methods). */
+ * refuses IMEX methods; quad: the adjoint's integral term as a forward
+ * quadrature, NULL where it refuses the adjoint). */
 typedef struct {
     CVRhsFn rhs;
     CVLsJacFn jac;
     CVRootFn root;
     CVSensRhsFn sens_rhs;
     CVRhsFn rhs_explicit;
+    CVQuadRhsFn quad;
 } ot__lockstep_callbacks;
 
 /* What differs between lockstep backends (CPU, CUDA): where the vectors
@@ -111,16 +113,16 @@ struct ot__lockstep {
     int64_t nsv;  /* sensitivities (plan ns), or np for the adjoint's dy0/dp, or 0 */
     double *p;    /* [np, nbatch]: the params every callback sees (broadcast expanded) */
     double *pp;   /* [np, nbatch]: perturbed params for difference quotients */
-    double *o, *o2;         /* [rows, nbatch]: out scratch */
-    double *yp, *ym;        /* [n, nbatch]: perturbed states */
-    double *inc;            /* [nbatch]: per-lane increments */
-    double *jb, *db;        /* with dfdp: [n, n, nbatch] and [n, np, nbatch] */
-    void *adj;              /* ot_solve_adjoint's parts (adjoint.c), during it */
-    int sens_first;         /* with dfdp: the block's first sensitivity rhs is to come */
-    unsigned char *stopped; /* [nbatch]: lanes stopped by a root (1) or failed (2) */
-    int *rootsfound;        /* [nroots * nbatch] */
-    int64_t dq_rhs_evals;   /* rhs calls made by our difference quotients */
-    ot__cb cb;              /* the batch's callback problems and CVODE's messages */
+    double *o, *o2;          /* [rows, nbatch]: out scratch */
+    double *yp, *ym;         /* [n, nbatch]: perturbed states */
+    double *inc;             /* [nbatch]: per-lane increments */
+    double *jb, *db;         /* with dfdp: [n, n, nbatch] and [n, np, nbatch] */
+    struct ot__run_adj *adj; /* ot_solve_adjoint's parts (run/adjoint.h), during it */
+    int sens_first;          /* with dfdp: the block's first sensitivity rhs is to come */
+    unsigned char *stopped;  /* [nbatch]: lanes stopped by a root (1) or failed (2) */
+    int *rootsfound;         /* [nroots * nbatch] */
+    int64_t dq_rhs_evals;    /* rhs calls made by our difference quotients */
+    ot__cb cb;               /* the batch's callback problems and CVODE's messages */
     unsigned poisoned;    /* OT__POISONED_*: callbacks whose first output was poisoned */
     ot_lane_stats before; /* the batch's counters before its last restart at an event */
     N_Vector y_restart;   /* the state at the unit's last restart: L->y or L->yr */

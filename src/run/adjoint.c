@@ -1,4 +1,5 @@
-/* ot_solve_adjoint's forward and backward passes over a unit (adjoint.h). */
+/* ot_solve_adjoint's forward and backward passes over a unit (adjoint.h);
+ * the backward problem they integrate is adjoint_back.c's. */
 #include <cvodes/cvodes.h>
 #include <stdio.h>
 #include <string.h>
@@ -92,9 +93,9 @@ static int backward(ot__unit *u, ot__run_adj *a)
         if (target < tcur) {
             /* Restarted where lambda jumped in some lane; without a jump in
              * any (no data there) the backward problem just goes on. */
-            const int f = started ? 0 : a->backward_make(u, tcur);
+            const int f = started ? 0 : ot__run_adj_backward(a, tcur);
             char msg[400];
-            const int st = ot__adj_segment(u->ig->mem, *a->which, started && jumped, tcur,
+            const int st = ot__adj_segment(u->ig->mem, a->which, started && jumped, tcur,
                                            target, a->yB, u->np ? a->qB : NULL, f,
                                            u->cb->cv_msg, msg, sizeof msg);
             started = 1;
@@ -121,6 +122,21 @@ void ot__run_adjoint(ot__unit *u, ot__run_adj *a)
     const ot__plan *pl = u->plan;
     ot_solution *sol = u->sink->sol;
     const int64_t n = u->n, np = u->np, k = u->k;
+    a->u = u;
+    a->jac_first = a->dfdp_first = 1;
+    /* CVODES' backward pass re-runs the forward problem from its first
+     * checkpoint with CVodeSetInitStep(h0 of that run), which CVodeReInit
+     * keeps: without this a worker's next lane would start from this
+     * lane's first step (results then depended on the lane order and
+     * thread count). */
+    CVodeSetInitStep(u->ig->mem, pl->ode->h0);
+    if (a->yQ) { /* the integral term starts from zero in every unit */
+        N_VConst(0.0, a->yQ);
+        if (CVodeQuadReInit(u->ig->mem, a->yQ) != CV_SUCCESS) {
+            ot__run_unit_fails(u, OT_ERR_SOLVER, u->t_restart, u->cb->cv_msg, 1);
+            return;
+        }
+    }
     int reached = forward(u, a);
     if (reached && a->yQ) { /* the integral to the last output */
         double tq = 0;
@@ -152,7 +168,7 @@ void ot__run_adjoint(ot__unit *u, ot__run_adj *a)
         for (int64_t j = 0; j < np; j++) {
             gp[j] += q[b * np + j];
             if (!pl->has_y0) { /* through init: (dy0/dp_j)^T lambda(t0) */
-                const double *s = a->dy0dp(u, j) + b * n;
+                const double *s = a->ops->dy0dp(u, j) + b * n;
                 for (int64_t r = 0; r < n; r++)
                     gp[j] += s[r] * lam[b * n + r];
             }
