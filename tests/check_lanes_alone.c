@@ -4,8 +4,10 @@
  * (one such value broadcast to every lane still refuses the call:
  * check_solve_faults.c). The solver leaves the lane out from the start, so
  * in both modes every other lane is bit for bit what a solve without it
- * gives. Callback and solver failures of one lane in a lockstep block:
- * check_faults_numeric.c and check_faults_scale.c. */
+ * gives. In the lockstep adjoint, a lane whose rhs or integral term fails,
+ * or whose forward or backward pass reaches max steps, leaves its block
+ * alone. Other callback and solver failures of one lane in a lockstep
+ * block: check_faults_numeric.c and check_faults_scale.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,6 +227,247 @@ START_TEST(a_failing_integral_term_fails_its_lane_alone_in_lockstep)
 }
 END_TEST
 
+/* ---- A lane at max steps in the lockstep adjoint ---------------------------- */
+
+/* y_0' = -k y_0, and an oscillator (y_1, y_2)' = w (y_2, -y_1); p = (k, w).
+ * From y_1 = y_2 = 0 the oscillator rests, so its forward pass is easy
+ * whatever w is; its adjoint does not (the data of y_1 make lambda jump),
+ * and with a large w its backward pass needs more than max_steps. */
+static int osc_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
+{
+    (void)t, (void)u;
+    for (int64_t b = 0; b < ST_LANES(y); b++) {
+        const double *x = ot_view_col_f64(y, b, 0), *q = ot_view_col_f64(p, b, 0);
+        double *o = ot_view_mut_col_f64(f, b, 0);
+        o[0] = -q[0] * x[0];
+        o[1] = q[1] * x[2];
+        o[2] = -q[1] * x[1];
+    }
+    return 0;
+}
+
+static int osc_jac(double t, ot_view y, ot_view p, ot_view_mut J, void *u)
+{
+    (void)t, (void)u;
+    for (int64_t b = 0; b < ST_LANES(y); b++) {
+        const double *q = ot_view_col_f64(p, b, 0);
+        ot_view_mut_col_f64(J, 0, b)[0] = -q[0];
+        ot_view_mut_col_f64(J, 2, b)[1] = q[1];
+        ot_view_mut_col_f64(J, 1, b)[2] = -q[1];
+    }
+    return 0;
+}
+
+enum { ONB = 4, ONT = 5, OBAD = 2 };
+static const double OT_TIMES[ONT] = {1, 2, 3, 4, 5};
+/* Data of y_0 and y_1 (y_2 has none). */
+static const double OSC_DATA[3 * ONT] = {0.5, 0.3, NAN, 0.5, 0.3, NAN, 0.5, 0.3,
+                                         NAN, 0.5, 0.3, NAN, 0.5, 0.3, NAN};
+
+/* ONB lanes, lane OBAD with w = 1e4: at rest (its backward pass fails at
+ * 3000 steps) or, with forward, oscillating (its forward pass does). */
+static void osc_inputs(double *p, double *y0, int forward)
+{
+    static const double k[ONB] = {0.5, 0.6, 0.7, 0.8}, w[ONB] = {1, 1.3, 1e4, 0.7};
+    for (int64_t b = 0; b < ONB; b++) {
+        p[2 * b] = k[b];
+        p[2 * b + 1] = w[b];
+        y0[3 * b] = 1;
+        y0[3 * b + 1] = b == OBAD && !forward ? 0 : 0.5;
+        y0[3 * b + 2] = 0;
+    }
+}
+
+static ot_ode *osc_ode(ot_mode mode, int jac)
+{
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 3, 2, osc_rhs, NULL), OT_OK, NULL);
+    if (jac)
+        ck_assert_status(ot_ode_set_jac(ode, osc_jac), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_rtol(ode, 1e-8), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_atol(ode, 1e-10), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_max_steps(ode, 3000), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_threads(ode, 1), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_mode(ode, mode), OT_OK, NULL);
+    return ode;
+}
+
+static ot_solution *osc_adjoint(const ot_ode *ode, const double *p, const double *y0,
+                                int64_t nb, int status)
+{
+    const ot_loss loss = ot_loss_squares(st_mat(OSC_DATA, 3, ONT), ot_view_absent());
+    ot_solution *s = NULL;
+    ck_assert_int_eq(ot_solve_adjoint(ode, st_mat(y0, 3, nb), st_mat(p, 2, nb),
+                                      st_vec(OT_TIMES, ONT), &loss, &s),
+                     status);
+    return s;
+}
+
+/* The loss and every gradient of lane a of x and lane b of y: the same
+ * bits (rel 0), or within rel of the largest of that gradient in y's lane
+ * (its small entries are differences of large terms). */
+static void assert_grads_close(const ot_solution *x, int64_t a, const ot_solution *y,
+                               int64_t b, double rel)
+{
+    static const int64_t rows[3] = {1, 2, 3};
+    for (int which = OT_GRAD_LOSS; which <= OT_GRAD_Y0; which++) {
+        const ot_tensor *tx = ot_solution_grad_tensor(x, which),
+                        *ty = ot_solution_grad_tensor(y, which);
+        /* [1]-shaped loss: lane a is row a; the others: [rows, lanes]. */
+        const int loss = which == OT_GRAD_LOSS;
+        double big = 0;
+        for (int64_t r = 0; r < rows[which]; r++)
+            big = fmax(big, fabs(st_at(ty, loss ? b : r, loss ? 0 : b, 0)));
+        for (int64_t r = 0; r < rows[which]; r++) {
+            const double u = st_at(tx, loss ? a : r, loss ? 0 : a, 0),
+                         v = st_at(ty, loss ? b : r, loss ? 0 : b, 0);
+            ck_assert_msg(rel > 0 ? fabs(u - v) <= rel * big : u == v,
+                          "lane %lld, gradient %d row %lld: %.15g vs %.15g", (long long)a,
+                          which, (long long)r, u, v);
+        }
+    }
+}
+
+/* One lane's backward pass at max steps (lanes mode fails that lane): in a
+ * lockstep block it fails alone with the integrator's message, and the
+ * block's backward problem goes on without it from the last good time; the
+ * others' loss and gradients are lanes mode's to 1e-6. Loop: the user's
+ * Jacobian, difference quotients. */
+START_TEST(a_lane_at_max_steps_in_its_backward_pass_leaves_the_lockstep_block_alone)
+{
+    double p[2 * ONB], y0[3 * ONB];
+    osc_inputs(p, y0, 0);
+    ot_ode *lock = osc_ode(OT_LOCKSTEP, _i == 0), *lanes = osc_ode(OT_LANES, _i == 0);
+    ot_solution *s = osc_adjoint(lock, p, y0, ONB, OT_ERR_LANES_FAILED),
+                *r = osc_adjoint(lanes, p, y0, ONB, OT_ERR_LANES_FAILED);
+    ck_assert_int_eq(ot_solution_nfailed(s), 1);
+    ck_assert_int_eq(ot_solution_nfailed(r), 1);
+    ck_assert_int_eq(ot_solution_lane_status(s, OBAD), OT_ERR_SOLVER);
+    ck_assert_int_eq(ot_solution_lane_status(r, OBAD), OT_ERR_SOLVER);
+    const char *msg = ot_solution_lane_message(s, OBAD);
+    ck_assert_msg(strstr(msg, "adjoint: the backward integration stopped") &&
+                      strstr(msg, "mxstep"),
+                  "%s", msg);
+    ck_assert_int_eq(ot_solution_lane_count(s, OBAD), ONT); /* its forward pass's */
+    ck_assert(isnan(st_at(ot_solution_grad_tensor(s, OT_GRAD_PARAMS), 0, OBAD, 0)));
+    for (int64_t b = 0; b < ONB; b++)
+        if (b != OBAD) {
+            ck_assert_int_eq(ot_solution_lane_status(s, b), OT_OK);
+            assert_grads_close(s, b, r, b, 1e-6);
+        }
+    ot_solution_free(s);
+    ot_solution_free(r);
+    ot_ode_free(lock);
+    ot_ode_free(lanes);
+}
+END_TEST
+
+/* One lane's forward pass at max steps: in a lockstep block it fails alone
+ * and the block's forward pass starts again from t0 without it, so the
+ * others' loss and gradients are bit for bit those of the block without
+ * that lane, and lanes mode's to 1e-6. */
+START_TEST(a_lane_at_max_steps_in_its_forward_pass_leaves_the_lockstep_block_alone)
+{
+    double p[2 * ONB], y0[3 * ONB], pr[2 * (ONB - 1)], yr[3 * (ONB - 1)];
+    osc_inputs(p, y0, 1);
+    for (int64_t b = 0, r = 0; b < ONB; b++)
+        if (b != OBAD) {
+            memcpy(pr + 2 * r, p + 2 * b, 2 * sizeof *p);
+            memcpy(yr + 3 * r, y0 + 3 * b, 3 * sizeof *y0);
+            r++;
+        }
+    ot_ode *lock = osc_ode(OT_LOCKSTEP, 1), *lanes = osc_ode(OT_LANES, 1);
+    ot_solution *s = osc_adjoint(lock, p, y0, ONB, OT_ERR_LANES_FAILED),
+                *without = osc_adjoint(lock, pr, yr, ONB - 1, OT_OK),
+                *r = osc_adjoint(lanes, p, y0, ONB, OT_ERR_LANES_FAILED);
+    ck_assert_int_eq(ot_solution_nfailed(s), 1);
+    ck_assert_int_eq(ot_solution_lane_status(s, OBAD), OT_ERR_SOLVER);
+    ck_assert_int_eq(ot_solution_lane_status(r, OBAD), OT_ERR_SOLVER);
+    const char *msg = ot_solution_lane_message(s, OBAD);
+    ck_assert_msg(strstr(msg, "CVODE stopped before t = 1") && strstr(msg, "mxstep"),
+                  "%s", msg);
+    ck_assert_int_eq(ot_solution_lane_count(s, OBAD), 0);
+    for (int64_t b = 0, k = 0; b < ONB; b++)
+        if (b != OBAD) {
+            ck_assert_int_eq(ot_solution_lane_status(s, b), OT_OK);
+            ck_assert(
+                same_outputs(ot_solution_ys(s), b, ot_solution_ys(without), k, ONT));
+            assert_grads_close(s, b, without, k++, 0);
+            assert_grads_close(s, b, r, b, 1e-6);
+        }
+    ot_solution_free(s);
+    ot_solution_free(without);
+    ot_solution_free(r);
+    ot_ode_free(lock);
+    ot_ode_free(lanes);
+}
+END_TEST
+
+/* Issue 22: a multi-start fit with the adjoint in lockstep (default block,
+ * every start in it) lost every start at the first iteration because one
+ * start's backward pass hit max steps. Here 12 starts fit k of y_0' = -k y_0
+ * (data from k = 0.7) by gradient descent, the oscillator at rest beside
+ * it; start 5's w = 2e4 makes its backward pass hit max steps. Only that
+ * start is lost, at the first iteration; the others go on and their loss
+ * falls. */
+START_TEST(a_multi_start_fit_loses_only_the_start_whose_backward_pass_hits_max_steps)
+{
+    enum { STARTS = 12, LOST = 5, ITERS = 4 };
+    double p[2 * STARTS], y0[3 * STARTS], first[STARTS], data[3 * ONT];
+    int64_t alive[STARTS], nalive = STARTS;
+    for (int64_t b = 0; b < STARTS; b++) {
+        p[2 * b] = 0.3 + 0.08 * (double)b;
+        p[2 * b + 1] = b == LOST ? 2e4 : 1.0;
+        y0[3 * b] = 1;
+        y0[3 * b + 1] = y0[3 * b + 2] = 0;
+        alive[b] = b;
+    }
+    for (int64_t i = 0; i < ONT; i++) {
+        data[3 * i] = exp(-0.7 * OT_TIMES[i]);
+        data[3 * i + 1] = 0.3;
+        data[3 * i + 2] = NAN;
+    }
+    ot_ode *ode = osc_ode(OT_LOCKSTEP, 1);
+    ck_assert_status(ot_ode_set_rtol(ode, 1e-6), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_atol(ode, 1e-9), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_max_steps(ode, 5000), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_threads(ode, 0), OT_OK, NULL);
+    const ot_loss loss = ot_loss_squares(st_mat(data, 3, ONT), ot_view_absent());
+    for (int it = 0; it < ITERS; it++) {
+        ot_solution *s = NULL;
+        const int st = ot_solve_adjoint(ode, st_mat(y0, 3, nalive), st_mat(p, 2, nalive),
+                                        st_vec(OT_TIMES, ONT), &loss, &s);
+        ck_assert_int_eq(st, (it == 0 ? OT_ERR_LANES_FAILED : OT_OK));
+        ck_assert_int_eq(ot_solution_nfailed(s), (it == 0));
+        int64_t kept = 0;
+        for (int64_t b = 0; b < nalive; b++) {
+            if (ot_solution_lane_status(s, b) != OT_OK) {
+                ck_assert_int_eq(alive[b], LOST);
+                ck_assert_int_eq(ot_solution_lane_status(s, b), OT_ERR_SOLVER);
+                continue;
+            }
+            const double l = st_at(ot_solution_grad_tensor(s, OT_GRAD_LOSS), b, 0, 0),
+                         g = st_at(ot_solution_grad_tensor(s, OT_GRAD_PARAMS), 0, b, 0);
+            ck_assert(isfinite(l) && isfinite(g));
+            if (it == 0)
+                first[alive[b]] = l;
+            if (it == ITERS - 1)
+                ck_assert_msg(l < first[alive[b]], "start %lld: loss %g from %g",
+                              (long long)alive[b], l, first[alive[b]]);
+            /* The step, and the start moved down to its slot among those kept. */
+            p[2 * kept] = p[2 * b] - 0.5 * g;
+            p[2 * kept + 1] = p[2 * b + 1];
+            memmove(y0 + 3 * kept, y0 + 3 * b, 3 * sizeof *y0);
+            alive[kept++] = alive[b];
+        }
+        ck_assert_int_eq(kept, STARTS - 1);
+        nalive = kept;
+        ot_solution_free(s);
+    }
+    ot_ode_free(ode);
+}
+END_TEST
+
 /* ---- A lane that stopped is no longer checked ------------------------------ */
 
 /* y' = -p[0] y... here simply y' = -p[0], root y = 0.2 (stop), and an out
@@ -294,5 +537,12 @@ Suite *lanes_alone_suite(void)
                         2);
     tcase_add_loop_test(tc, a_lane_stopped_at_a_root_is_not_failed_by_later_outputs, 0,
                         2);
+    tcase_add_loop_test(
+        tc, a_lane_at_max_steps_in_its_backward_pass_leaves_the_lockstep_block_alone, 0,
+        2);
+    tcase_add_test(
+        tc, a_lane_at_max_steps_in_its_forward_pass_leaves_the_lockstep_block_alone);
+    tcase_add_test(
+        tc, a_multi_start_fit_loses_only_the_start_whose_backward_pass_hits_max_steps);
     return s;
 }

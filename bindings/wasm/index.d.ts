@@ -90,8 +90,11 @@ export interface SolveOptions {
   firstStep?: number;
   /** Largest step size; 0 (default) means no limit. */
   maxStep?: number;
-  /** Step limit (default 100000): per output interval in solveDense and
-   * solveFwdSens, in all in solve(); a lane that needs more fails alone. */
+  /** Step limit (default 100000): per output interval in solveDense,
+   * solveFwdSens and both passes of solveAdjoint, in all in solve(); a lane
+   * that needs more fails alone (in lockstep too: in solveAdjoint its
+   * block's forward pass starts again without it, or its backward pass
+   * goes on without it). */
   maxSteps?: number;
   /** Highest order: 1-5 for 'bdf', 1-12 for 'adams'; 0 (default) the
    * method's own. A lower BDF order is more stable on stiff oscillations. */

@@ -183,7 +183,12 @@ typedef enum ot_mode {
      * the block's last good step (a solver failure), so their results are
      * those of a block that held the failed lane until then: within their
      * tolerance, not bit for bit a solve without it (except for inputs that
-     * were not finite: those lanes are left out from the start). A failure
+     * were not finite: those lanes are left out from the start). In
+     * ot_solve_adjoint a lane whose forward pass fails so leaves and the
+     * block's forward pass starts again from t0 without it (the others bit
+     * for bit a block without it); one whose backward pass fails so (max
+     * steps, say) leaves, and the others' backward pass goes on from its
+     * last good time (within tolerance). A failure
      * no single lane explains (every lane's call succeeds alone, a column
      * left unwritten, a time too coarse for the steps) still stops the
      * whole block. Fastest for small systems with many alike lanes: measured

@@ -322,27 +322,6 @@ int ot__adj_integrand(const ot__plan *pl, ot__cb *cb, int64_t b, double t,
                : ot__cb_finite(cb, "integrand", "dqdp", dqdp, np, 1, b, t, OT__CB_RETRY);
 }
 
-int ot__adj_segment(void *cv, int which, int restart, double tcur, double target,
-                    N_Vector yB, N_Vector qB, int f, const char *cv_msg, char *msg,
-                    size_t len)
-{
-    if (!f && restart) { /* CVODES keeps q: it goes on from where it is */
-        f = CVodeReInitB(cv, which, tcur, yB);
-        if (!f && qB)
-            f = CVodeQuadReInitB(cv, which, qB);
-    }
-    double tret = target;
-    f = f ? f : CVodeB(cv, target, CV_NORMAL);
-    f = f < 0 ? f : CVodeGetB(cv, which, &tret, yB);
-    f = f < 0 || !qB ? f : CVodeGetQuadB(cv, which, &tret, qB);
-    if (f >= 0)
-        return OT_OK;
-    snprintf(msg, len,
-             "adjoint: the backward integration stopped between t = %g and %g: %s",
-             target, tcur, f == CV_MEM_FAIL ? "out of memory" : cv_msg);
-    return f == CV_MEM_FAIL ? OT_ERR_NOMEM : OT_ERR_SOLVER;
-}
-
 double ot__adj_atol(const ot_ode *ode)
 {
     double atol = ode->atol;

@@ -108,18 +108,6 @@ int ot__adj_quad_settings_b(void *cv, int which, const ot_ode *ode);
  * here), in the error test. @return CVODE's flag (CV_MEM_FAIL: no memory). */
 int ot__adj_integral_init(void *cv, CVQuadRhsFn fQ, N_Vector yQ, const ot_ode *ode);
 
-/* One backward segment, from tcur down to target, of CVODES' backward
- * problem `which` on cv; with restart (lambda jumped at tcur) it first
- * restarts there from yB, and from the quadratures qB (NULL: none) where
- * they are. The results come back in yB and qB. f: the status of what came
- * before (making the backward problem); nonzero fails the segment. Both
- * solvers' backward loops share this rule. @return OT_OK, or OT_ERR_NOMEM /
- * OT_ERR_SOLVER with the message ("adjoint: the backward integration
- * stopped ...", CVODE's cv_msg as the cause) in msg. */
-int ot__adj_segment(void *cv, int which, int restart, double tcur, double target,
-                    N_Vector yB, N_Vector qB, int f, const char *cv_msg, char *msg,
-                    size_t len);
-
 /* The gradient tensors of sol, NaN-filled (a lane's results replace the
  * NaN when it succeeds), and the per-lane byte counts. @return OT_OK or
  * OT_ERR_NOMEM. */

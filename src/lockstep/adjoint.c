@@ -3,9 +3,15 @@
  * lane whose rhs fails leaves the block), lane vectors with the per-lane
  * norm (lambda [n, nbatch], the quadratures [np, nbatch], the integral
  * term [1, nbatch]), and the block-diagonal matrix of -J_b^T with its
- * block LU. Lanes fail alone there too: a lane whose integrand fails
- * leaves the block. One backward problem per block, made for its pass. */
+ * block LU. Lanes fail alone there too (run/adjoint.c, adjoint_back.c): a
+ * lane whose integrand fails leaves the block, and so does one that
+ * blame names for a failure of the forward or the backward pass, whose
+ * record of lambda's norms is kept here. One backward problem per block,
+ * made for its pass. */
 #include <stdio.h>
+#include <stdlib.h>
+
+#include "core/alloc.h"
 
 #include "lockstep/lockstep.h"
 #include "run/adjoint.h"
@@ -41,14 +47,25 @@ static const ot__run_adj_ops block_adj = {.rhs = call_rhs,
 
 void ot__lockstep_adjoint(ot__lockstep *L, const ot__sink *sk)
 {
-    if (ot__run_adj_new(&L->adj, &block_adj, L, L->plan, L->nbatch, L->y, L->ctx,
+    L->back.last = -1;
+    L->back.count = OT__CALLOC((size_t)L->nbatch, sizeof *L->back.count);
+    if (L->back.count == NULL ||
+        ot__run_adj_new(&L->adj, &block_adj, L, L->plan, L->nbatch, L->y, L->ctx,
                         L->ig.mem, L->be->callbacks->quad, &L->dq_rhs_evals) != OT_OK) {
         snprintf(L->cb.msg, sizeof L->cb.msg, "cannot allocate the adjoint's arrays");
         ot__lockstep_fail_batch(L, sk->sol, OT_ERR_NOMEM, L->plan->t0, L->cb.msg);
         L->unit.ops->stats(&L->unit);
-        return;
+    } else {
+        /* lambda's norms, and its clones' in CVODES' backward problem, are
+         * the backward steps' (blame, loops.c). As the forward problem's
+         * record, it leaves out the quadratures: their norms compare the
+         * lanes' quadratures among themselves, not with the state's errors
+         * that set the steps. */
+        ot__lockstep_vector_blame(L->adj->yB, &L->back);
+        ot__run_adjoint(&L->unit, L->adj);
+        ot__run_adj_free(L->adj);
+        L->adj = NULL;
     }
-    ot__run_adjoint(&L->unit, L->adj);
-    ot__run_adj_free(L->adj);
-    L->adj = NULL;
+    free(L->back.count);
+    L->back.count = NULL;
 }

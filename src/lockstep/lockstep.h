@@ -2,7 +2,27 @@
  * backend-neutral setup (setup.c) and loops (loops.c) drive a backend
  * (cpu.c, or src/cuda/) through
  * ot__lockstep_backend; the CPU backend's callbacks are in callbacks.c, its
- * per-lane norm in lane_vector.c, its block LU in block_dense.c. */
+ * per-lane norm in lane_vector.c, its block LU in block_dense.c.
+ *
+ * Lanes fail alone on the CPU (alone.c, blame in loops.c, the run loop): a
+ * lane that fails leaves its block with its status, message and the
+ * outputs it reached, and stands still. What the other lanes get:
+ * - a callback's failure (< 0, NaN/Inf for good; rhs, jac, root, out, an
+ *   event handler, the adjoint's loss or integrand): the block goes on in
+ *   the same step; their results are those of a block that held the lane
+ *   until then (within tolerance, not bit for bit a block without it);
+ * - the integrator giving up (error test, Newton, max steps, retries)
+ *   where blame names one lane: the block resumes from its last good step
+ *   without it, the same (within tolerance). In ot_solve_adjoint's
+ *   backward pass likewise: the lane's lambda and quadratures are zeroed,
+ *   the backward problem resumes from its last good time;
+ * - ot_solve_adjoint's forward pass giving up where blame names a lane:
+ *   the block's forward pass starts again from t0 without it, so theirs
+ *   are bit for bit a block without that lane;
+ * - a lane whose own inputs are not finite: left out from the start, bit
+ *   for bit a block without it.
+ * A failure no lane explains still stops the block's running lanes; on
+ * CUDA every failure does. */
 #ifndef OT_SRC_LOCKSTEP_LOCKSTEP_H
 #define OT_SRC_LOCKSTEP_LOCKSTEP_H
 
@@ -131,6 +151,7 @@ struct ot__lockstep {
     int64_t *at, *next, *knext; /* [nbatch] each: the unit's (owned) */
     double *scratch;            /* [n, nbatch] for ot_solve: the unit's (owned) */
     ot__lane_blame blame;       /* CPU: the norms' worst lanes (count owned) */
+    ot__lane_blame back;        /* CPU adjoint: lambda's norms' (adjoint.c's) */
     int64_t *retries;           /* CPU: [nbatch] each lane's retry requests (owned) */
 };
 

@@ -79,15 +79,21 @@ static int reinit(ot__unit *u, double t, double *host)
     return ot__ig_reinit(&L->ig, t, L->yr);
 }
 
-/* What the block's steps owed to each lane, from the last output on. */
+/* What the block's steps owed to each lane, from the last output (or the
+ * adjoint's backward segment) on. */
 static void forget_blame(ot__lockstep *L)
 {
-    L->blame.last = -1;
-    if (L->blame.count)
-        memset(L->blame.count, 0, (size_t)L->nbatch * sizeof *L->blame.count);
+    ot__lane_blame *const records[2] = {&L->blame, &L->back};
+    for (int k = 0; k < 2; k++) {
+        records[k]->last = -1;
+        if (records[k]->count)
+            memset(records[k]->count, 0, (size_t)L->nbatch * sizeof *records[k]->count);
+    }
     if (L->retries)
         memset(L->retries, 0, (size_t)L->nbatch * sizeof *L->retries);
 }
+
+static void forget(ot__unit *u) { forget_blame(u->mode); }
 
 static int emit(ot__unit *u, double t, N_Vector y)
 {
@@ -100,11 +106,14 @@ static int emit(ot__unit *u, double t, N_Vector y)
  * (a callback's > 0), else for too much work the lane whose error the
  * steps waited for most often since the last output, else the lane of the
  * failing test's norm. Not when a callback stopped the block or the solve
- * was cancelled: those are the block's. */
+ * was cancelled: those are the block's. The norms are the backward
+ * problem's once it has taken one (the adjoint's, since its segment
+ * began; CVODES' forward re-runs in between are not its steps). */
 static int64_t blame(ot__unit *u, int flag, const char *what, int *status, char *msg,
                      size_t len)
 {
     ot__lockstep *L = u->mode;
+    const ot__lane_blame *rec = L->back.count && L->back.last >= 0 ? &L->back : &L->blame;
     /* A time too coarse for the steps is every lane's (advance.h). */
     if (L->blame.count == NULL || ot__cb_stopped(&L->cb) ||
         flag == OT__IG_TIME_RESOLUTION)
@@ -120,13 +129,11 @@ static int64_t blame(ot__unit *u, int flag, const char *what, int *status, char 
             most = L->retries[k];
             b = k;
         }
-    if (b < 0 && flag != CV_TOO_MUCH_WORK && L->blame.last >= 0 &&
-        !L->stopped[L->blame.last])
-        b = L->blame.last;
+    if (b < 0 && flag != CV_TOO_MUCH_WORK && rec->last >= 0 && !L->stopped[rec->last])
+        b = rec->last;
     int64_t busiest = -1;
     for (int64_t k = 0; b < 0 && k < L->nbatch; k++)
-        if (!L->stopped[k] &&
-            (busiest < 0 || L->blame.count[k] > L->blame.count[busiest]))
+        if (!L->stopped[k] && (busiest < 0 || rec->count[k] > rec->count[busiest]))
             busiest = k;
     b = b < 0 ? busiest : b;
     if (b < 0)
@@ -218,6 +225,7 @@ static const ot__unit_ops block_ops = {
     .fail = fail,
     .blame = blame,
     .resume = resume,
+    .forget = forget,
 };
 
 /* The block as the run loop's unit, its arrays in L (freed with it).

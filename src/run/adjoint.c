@@ -22,6 +22,45 @@ static int out_one(void *ctx, double t, const double *y, const double *p, double
     return ot__run_call_out(c->ode, c->cb, c->lane, t, y, p, o);
 }
 
+/* The forward pass starts at u->t_restart: each lane's loss terms from
+ * zero, and the integral term. CVODES' backward pass re-runs the forward
+ * problem from its first checkpoint with CVodeSetInitStep(h0 of that run),
+ * which CVodeReInit keeps: without setting the problem's own h0 again a
+ * worker's next lane would start from this lane's first step (results
+ * then depended on the lane order and thread count). @return CVODE's
+ * flag. */
+static int begin(ot__unit *u, ot__run_adj *a)
+{
+    CVodeSetInitStep(u->ig->mem, u->plan->ode->h0);
+    memset(a->loss, 0, (size_t)u->k * sizeof *a->loss);
+    memset(a->gp, 0, (size_t)(u->np * u->k + 1) * sizeof *a->gp);
+    if (a->yQ == NULL)
+        return CV_SUCCESS;
+    N_VConst(0.0, a->yQ);
+    return CVodeQuadReInit(u->ig->mem, a->yQ);
+}
+
+/* CVodeF failed at tcur (flag, message what): where the unit blames one
+ * lane (ops->blame), that lane fails alone and the pass starts again from
+ * t0 without it, the old pass's checkpoints dropped (CVodeAdjReInit): the
+ * others' results are those of the unit without that lane. @return 1
+ * restarted; else the unit is done (0 every lane stopped, -1 it failed). */
+static int again(ot__unit *u, ot__run_adj *a, int flag, double tcur, const char *what)
+{
+    const int left = ot__run_blame_lane(u, flag, tcur, what);
+    if (left <= 0)
+        return left;
+    ot__run_keep_counters(u);
+    int f = u->ops->resume(u, u->t_restart);
+    f = f ? f : CVodeAdjReInit(u->ig->mem);
+    f = f ? f : begin(u, a);
+    if (f != CV_SUCCESS) {
+        ot__run_unit_fails(u, OT_ERR_SOLVER, u->t_restart, u->cb->cv_msg, 1);
+        return -1;
+    }
+    return 1;
+}
+
 /* CVodeF to each output time, the outputs stored, each running lane's loss
  * terms taken (a lane whose loss fails fails alone). @return 1 when every
  * output was reached. */
@@ -30,8 +69,6 @@ static int forward(ot__unit *u, ot__run_adj *a)
     const ot__plan *pl = u->plan;
     const int64_t n = u->n, k = u->k, np = u->np, nt = ot__plan_nt(pl, u->lane0);
     const double *times = ot__plan_times(pl, u->lane0), t0 = u->t_restart;
-    memset(a->loss, 0, (size_t)k * sizeof *a->loss);
-    memset(a->gp, 0, (size_t)(np * k + 1) * sizeof *a->gp);
     for (int64_t i = 0; i < nt; i++) {
         const double tout = times[i];
         N_Vector y = u->ops->target(u, i);
@@ -52,8 +89,14 @@ static int forward(ot__unit *u, ot__run_adj *a)
                 snprintf(msg, sizeof msg, "CVODE stopped before t = %g: %s", tout,
                          nomem ? "out of memory for the adjoint's checkpoints"
                                : u->cb->cv_msg);
-                ot__run_unit_fails(u, nomem ? OT_ERR_NOMEM : OT_ERR_SOLVER, tcur, msg, 1);
-                return 0;
+                if (nomem) {
+                    ot__run_unit_fails(u, OT_ERR_NOMEM, tcur, msg, 1);
+                    return 0;
+                }
+                if (again(u, a, flag, tcur, msg) != 1)
+                    return 0;
+                i = -1; /* from the first output again */
+                continue;
             }
         }
         if (ot__run_emit(u, i, tout, y, 1) != OT_OK)
@@ -77,9 +120,69 @@ static int forward(ot__unit *u, ot__run_adj *a)
     return 1;
 }
 
+/* One backward segment of the backward problem from *tcur down to target;
+ * with restart (lambda jumped at *tcur) it first restarts there from yB,
+ * and from the quadratures qB where they are (CVODES keeps q: it goes on
+ * from where it is); f: the status of making the backward problem
+ * (nonzero fails the segment). When CVodeB fails and the unit blames one
+ * lane (ops->blame), that lane fails alone: its lambda and quadratures are
+ * zero from the last good backward time, where the others go on (lambda
+ * and q there, a restart). @return 1 at target (*tcur = target), 0 every
+ * lane stopped, -1 the unit failed. */
+static int segment(ot__unit *u, ot__run_adj *a, int f, int restart, double *tcur,
+                   double target)
+{
+    void *cv = u->ig->mem;
+    N_Vector qB = u->np ? a->qB : NULL;
+    if (u->ops->forget) /* blame reads this segment's steps */
+        u->ops->forget(u);
+    for (;;) {
+        if (!f && restart) {
+            f = CVodeReInitB(cv, a->which, *tcur, a->yB);
+            if (!f && qB)
+                f = CVodeQuadReInitB(cv, a->which, qB);
+        }
+        const int began = !f;
+        double tret = target;
+        f = f ? f : CVodeB(cv, target, CV_NORMAL);
+        /* lambda and q at target; after a failure of CVodeB's own steps in a
+         * unit that blames lanes, at the last good time, for the others. */
+        int g = f >= 0 || (began && f != CV_MEM_FAIL && u->ops->blame) ? 0 : -1;
+        g = g < 0 ? g : CVodeGetB(cv, a->which, &tret, a->yB);
+        g = g < 0 || !qB ? g : CVodeGetQuadB(cv, a->which, &tret, qB);
+        if (f >= 0 && g >= 0) {
+            *tcur = target;
+            return 1;
+        }
+        f = f < 0 ? f : g;
+        char msg[400];
+        snprintf(msg, sizeof msg,
+                 "adjoint: the backward integration stopped between t = %g and %g: %s",
+                 target, *tcur, f == CV_MEM_FAIL ? "out of memory" : u->cb->cv_msg);
+        if (g < 0) {
+            ot__run_unit_fails(u, f == CV_MEM_FAIL ? OT_ERR_NOMEM : OT_ERR_SOLVER, target,
+                               msg, 1);
+            return -1;
+        }
+        const int left = ot__run_blame_lane(u, f, target, msg);
+        if (left <= 0)
+            return left;
+        double *lam = N_VGetArrayPointer(a->yB), *q = qB ? N_VGetArrayPointer(qB) : NULL;
+        for (int64_t b = 0; b < u->k; b++) /* the lanes out stand still at zero */
+            if (u->stopped[b] != OT__LANE_RUNNING) {
+                memset(lam + b * u->n, 0, (size_t)u->n * sizeof *lam);
+                if (q)
+                    memset(q + b * u->np, 0, (size_t)u->np * sizeof *q);
+            }
+        *tcur = tret;
+        f = 0;
+        restart = 1;
+    }
+}
+
 /* The backward pass from the last output time to t0, lambda jumping by
  * dg_i/dy at each (lanes that stopped stand still). @return 1 when it got
- * to t0. */
+ * to t0 with a lane running. */
 static int backward(ot__unit *u, ot__run_adj *a)
 {
     const ot__plan *pl = u->plan;
@@ -94,16 +197,10 @@ static int backward(ot__unit *u, ot__run_adj *a)
             /* Restarted where lambda jumped in some lane; without a jump in
              * any (no data there) the backward problem just goes on. */
             const int f = started ? 0 : ot__run_adj_backward(a, tcur);
-            char msg[400];
-            const int st = ot__adj_segment(u->ig->mem, a->which, started && jumped, tcur,
-                                           target, a->yB, u->np ? a->qB : NULL, f,
-                                           u->cb->cv_msg, msg, sizeof msg);
+            const int reached = segment(u, a, f, started && jumped, &tcur, target);
             started = 1;
-            if (st != OT_OK) {
-                ot__run_unit_fails(u, st, target, msg, 1);
+            if (reached != 1)
                 return 0;
-            }
-            tcur = target;
         }
         jumped = 0;
         for (int64_t b = 0; i >= 0 && b < k; b++)
@@ -124,18 +221,9 @@ void ot__run_adjoint(ot__unit *u, ot__run_adj *a)
     const int64_t n = u->n, np = u->np, k = u->k;
     a->u = u;
     a->jac_first = a->dfdp_first = 1;
-    /* CVODES' backward pass re-runs the forward problem from its first
-     * checkpoint with CVodeSetInitStep(h0 of that run), which CVodeReInit
-     * keeps: without this a worker's next lane would start from this
-     * lane's first step (results then depended on the lane order and
-     * thread count). */
-    CVodeSetInitStep(u->ig->mem, pl->ode->h0);
-    if (a->yQ) { /* the integral term starts from zero in every unit */
-        N_VConst(0.0, a->yQ);
-        if (CVodeQuadReInit(u->ig->mem, a->yQ) != CV_SUCCESS) {
-            ot__run_unit_fails(u, OT_ERR_SOLVER, u->t_restart, u->cb->cv_msg, 1);
-            return;
-        }
+    if (begin(u, a) != CV_SUCCESS) {
+        ot__run_unit_fails(u, OT_ERR_SOLVER, u->t_restart, u->cb->cv_msg, 1);
+        return;
     }
     int reached = forward(u, a);
     if (reached && a->yQ) { /* the integral to the last output */

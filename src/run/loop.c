@@ -112,24 +112,30 @@ static int restart(ot__unit *u, double t, double *host)
     return 0;
 }
 
-/* The integrator failed at tcur (flag, message what): when one lane explains
- * it (ops->blame), that lane fails alone and the others go on from tcur.
- * @return 1 the unit goes on, 0 every lane stopped, -1 the unit failed. */
-static int fail_or_go_on(ot__unit *u, int flag, double tcur, const char *what)
+int ot__run_blame_lane(ot__unit *u, int flag, double t, const char *what)
 {
     char msg[600];
     int status = OT_ERR_SOLVER;
     const int64_t b =
         u->ops->blame ? u->ops->blame(u, flag, what, &status, msg, sizeof msg) : -1;
     if (b < 0) {
-        ot__run_unit_fails(u, OT_ERR_SOLVER, tcur, what, 1);
+        ot__run_unit_fails(u, OT_ERR_SOLVER, t, what, 1);
         return -1;
     }
     ot__run_lane_fails(u, b, status, msg);
     if (u->ops->stopped_changed)
         u->ops->stopped_changed(u);
-    if (ot__run_all_stopped(u))
-        return 0;
+    return ot__run_all_stopped(u) ? 0 : 1;
+}
+
+/* The integrator failed at tcur (flag, message what): when one lane explains
+ * it (ops->blame), that lane fails alone and the others go on from tcur.
+ * @return 1 the unit goes on, 0 every lane stopped, -1 the unit failed. */
+static int fail_or_go_on(ot__unit *u, int flag, double tcur, const char *what)
+{
+    const int left = ot__run_blame_lane(u, flag, tcur, what);
+    if (left <= 0)
+        return left;
     ot__run_keep_counters(u);
     if (u->ops->resume(u, tcur) != CV_SUCCESS) {
         ot__run_unit_fails(u, OT_ERR_SOLVER, tcur, u->cb->cv_msg, 1);

@@ -79,9 +79,14 @@ typedef struct {
     int64_t (*blame)(ot__unit *u, int flag, const char *what, int *status, char *msg,
                      size_t len);
     /* Goes on from the last good step at t without the lanes that just
-     * left: the state and sensitivities there, and a restart. Returns the
-     * integrator's flag. Required with blame. */
+     * left: the state and sensitivities there, and a restart (at the last
+     * restart itself: its state). Returns the integrator's flag. Required
+     * with blame. */
     int (*resume)(ot__unit *u, double t);
+    /* A new stretch of steps begins (a backward segment of the adjoint):
+     * what blame keeps of the steps so far is forgotten (NULL: it keeps
+     * nothing; a mode forgets at its outputs itself). */
+    void (*forget)(ot__unit *u);
 } ot__unit_ops;
 
 /* A unit of work: k lanes [lane0, lane0 + k) of the plan on one
@@ -146,6 +151,12 @@ int ot__run_call_out(const ot_ode *ode, ot__cb *cb, int64_t lane, double t,
 void ot__run_lane_fails(ot__unit *u, int64_t b, int status, const char *msg);
 /* Every running lane fails (ops->fail). */
 void ot__run_unit_fails(ot__unit *u, int status, double t, const char *what, int solver);
+/* The integrator failed (flag, message what): when one lane explains it
+ * (ops->blame), that lane fails alone with its own status and message;
+ * else every running lane fails, at t. @return 1 a lane left and others
+ * run (the caller resumes them), 0 every lane stopped, -1 the unit
+ * failed. */
+int ot__run_blame_lane(ot__unit *u, int flag, double t, const char *what);
 
 /* The integrator's counters so far added to u->before (before a restart,
  * which zeroes them). */

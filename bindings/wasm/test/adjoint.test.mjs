@@ -127,3 +127,47 @@ test('an integral term: L = integral of y^2 matches the analytic gradient, both 
     sol.dispose();
   }
 });
+
+// Issue 22: lanes fail alone in the lockstep adjoint. y0' = -k y0 beside an
+// oscillator (y1, y2)' = w (y2, -y1), p = (k, w): lane 2's oscillator rests
+// (an easy forward pass) but its lambda does not, and with w = 1e4 its
+// backward pass needs more than maxSteps; with the oscillator moving, its
+// forward pass does.
+const osc = {
+  nstates: 3, nparams: 2,
+  rhs(t, y, p, f, k) {
+    for (let b = 0; b < k; b++) {
+      const [kk, w] = [p[2 * b], p[2 * b + 1]];
+      f[3 * b] = -kk * y[3 * b]; f[3 * b + 1] = w * y[3 * b + 2]; f[3 * b + 2] = -w * y[3 * b + 1];
+    }
+  },
+  jac(t, y, p, J, k) {
+    for (let b = 0; b < k; b++) {
+      J[9 * b] = -p[2 * b]; J[9 * b + 7] = p[2 * b + 1]; J[9 * b + 5] = -p[2 * b + 1];
+    }
+  },
+};
+
+test('a lane whose forward or backward pass hits maxSteps fails alone in a lockstep adjoint', () => {
+  const oscT = [1, 2, 3, 4, 5], oscData = oscT.flatMap(() => [0.5, 0.3, NaN]);
+  const oscParams = [0.5, 1, 0.6, 1.3, 0.7, 1e4, 0.8, 0.7];
+  const opts = { rtol: 1e-8, atol: 1e-10, maxSteps: 3000 };
+  for (const pass of ['backward', 'forward']) {
+    const y0s = [0, 1, 2, 3].flatMap((b) => [1, b === 2 && pass === 'backward' ? 0 : 0.5, 0]);
+    const run = (mode) => ot.solveAdjoint({ ...osc, y0: y0s, params: oscParams, tEval: oscT,
+      loss: { data: oscData }, options: { ...opts, mode } });
+    const lock = run('lockstep'), lanes = run('lanes');
+    assert.deepEqual(lock.status, ['OT_OK', 'OT_OK', 'OT_ERR_SOLVER', 'OT_OK'], pass);
+    assert.deepEqual(lanes.status, lock.status, pass);
+    assert.match(lock.message[2], pass === 'backward' ? /backward integration stopped/ : /CVODE stopped before t = 1/);
+    for (const b of [0, 1, 3]) {
+      const big = Math.max(...[0, 1].map((j) => Math.abs(lanes.gradParams.get(j, b))));
+      for (let j = 0; j < 2; j++)
+        assert.ok(Math.abs(lock.gradParams.get(j, b) - lanes.gradParams.get(j, b)) <= 1e-6 * big,
+          `${pass} lane ${b} dL/dp${j}: ${lock.gradParams.get(j, b)} vs ${lanes.gradParams.get(j, b)}`);
+    }
+    assert.ok(Number.isNaN(lock.gradParams.get(0, 2)));
+    lock.dispose();
+    lanes.dispose();
+  }
+});
