@@ -259,10 +259,14 @@ enum { PL = 23 };
 static int64_t progress_done[PL + 4], progress_total[PL + 4];
 static int progress_calls, progress_wrong_user;
 
-/* Runs on worker threads (one call at a time): records, asserts nothing. */
+/* Runs on worker threads (one call at a time): records, asserts nothing.
+ * A call with the done of the one before is a poll while lanes run (a
+ * chance to cancel; any number of them on a slow machine): not recorded. */
 static int record_progress(int64_t done, int64_t total, void *u)
 {
     progress_wrong_user += u != &progress_calls;
+    if (done == (progress_calls ? progress_done[progress_calls - 1] : 0))
+        return 0;
     if (progress_calls < PL + 4) {
         progress_done[progress_calls] = done;
         progress_total[progress_calls] = total;
@@ -316,8 +320,10 @@ static int cancel_progress(int64_t done, int64_t total, void *u)
 {
     cancel_log *c = u;
     ck_assert_int_eq(total, CL);
-    c->calls++;
     c->after_cancel += c->cancelled;
+    if (done == c->last) /* a poll while lanes run (progress.h) */
+        return c->cancelled;
+    c->calls++;
     ck_assert_int_gt(done, c->last);
     c->last = done;
     c->cancelled = done >= c->cancel_at;
@@ -383,6 +389,68 @@ static int64_t check_cancelled(const ot_solution *s, const double *t, int nt, in
     }
     return finished;
 }
+
+/* Van der Pol, mu = p[0]: stiff, thousands of steps a cycle. */
+static int vdp_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
+{
+    (void)t, (void)u;
+    for (int64_t b = 0; b < y.layout.shape[1]; b++) {
+        const double *x = ot_view_col_f64(y, b, 0), mu = ot_view_col_f64(p, b, 0)[0];
+        double *d = ot_view_mut_col_f64(f, b, 0);
+        d[0] = x[1];
+        d[1] = mu * (1 - x[0] * x[0]) * x[1] - x[0];
+    }
+    return 0;
+}
+
+typedef struct {
+    int calls;
+    int64_t first_done;
+} first_call;
+
+static int cancel_at_first_call(int64_t done, int64_t total, void *u)
+{
+    (void)total;
+    first_call *c = u;
+    if (c->calls++ == 0)
+        c->first_done = done;
+    return 1;
+}
+
+/* Issue 23: cancel was read only where progress is reported (a lane's end,
+ * a block's output time), so two long lanes with one output time ran for
+ * 17.6 s (lanes mode) or to the end (lockstep) after the callback wanted to
+ * stop. The callback is now also called while lanes run (every 20 ms or
+ * so, done as it was): here its first call comes before any lane is done,
+ * and the lanes stop where they were, far from t_eval, with status
+ * OT_ERR_CANCELLED. */
+START_TEST(a_cancel_reaches_long_lanes_between_their_outputs)
+{
+    const double mu[2] = {1000, 900}, y0[2] = {2, 0}, t[1] = {1e7};
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 2, 1, vdp_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_threads(ode, 2), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_max_steps(ode, 100000000), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_mode(ode, _i ? OT_LOCKSTEP : OT_LANES), OT_OK, NULL);
+    first_call c = {0, -1};
+    ck_assert_status(ot_ode_set_progress(ode, cancel_at_first_call, &c), OT_OK, NULL);
+    ot_solution *s = NULL;
+    ck_assert_status(
+        ot_solve_dense(ode, st_vec(y0, 2), st_mat(mu, 1, 2), st_vec(t, 1), &s),
+        OT_ERR_CANCELLED, "cancelled by the progress callback");
+    ck_assert_int_eq(c.calls, 1);
+    ck_assert_int_eq(c.first_done, 0);
+    for (int64_t b = 0; b < 2; b++) {
+        ck_assert_int_eq(ot_solution_lane_status(s, b), OT_ERR_CANCELLED);
+        ck_assert_int_eq(ot_solution_lane_count(s, b), 0);
+        ot_lane_stats ls;
+        ck_assert_status(ot_solution_lane_stats(s, b, &ls), OT_OK, NULL);
+        ck_assert_double_lt(ls.final_time, 1e6);
+    }
+    ot_solution_free(s);
+    ot_ode_free(ode);
+}
+END_TEST
 
 /* Lanes mode, two threads: the callback asks to stop at 6 lanes done; no
  * call after that; the lanes that finished are whole, the others cancelled
@@ -719,6 +787,7 @@ Suite *solve_faults_suite(void)
     tcase_add_test(tc, progress_once_per_lane);
     tcase_add_test(tc, cancel_in_lanes_mode_keeps_what_finished);
     tcase_add_test(tc, cancel_in_lockstep_stops_at_an_output_time);
+    tcase_add_loop_test(tc, a_cancel_reaches_long_lanes_between_their_outputs, 0, 2);
     tcase_add_test(tc, cancel_blocks_and_every_step_output);
     suite_add_tcase(s, tc);
     tc = tcase_create("refusals");

@@ -132,8 +132,9 @@ export interface Problem {
   /** The Jacobian of rhs (of its implicit part with IMEX). */
   jac?: JacFunction;
   /** Progress: done of total lanes (lanes mode: after each lane; lockstep:
-   * as each block reaches its output times). Return true to cancel: running
-   * lanes stop, every lane that did not finish gets status
+   * as each block reaches its output times; and every 20 ms or so while
+   * lanes run, with done as it was). Return true to cancel: running
+   * lanes stop at their next callback, every lane that did not finish gets status
    * 'OT_ERR_CANCELLED' with its results so far (the solution comes back, ok
    * false). A throw cancels too, and the solve throws it. */
   onProgress?: (done: number, total: number) => boolean | void;

@@ -75,13 +75,15 @@ typedef int (*ot_event_fn)(double t, int root, int64_t lane, ot_view_mut y, ot_v
  * of lane b at ot_view_mut_col_f64(dfdp, j, b); arrives zeroed. */
 typedef int (*ot_dfdp_fn)(double t, ot_view y, ot_view p, ot_view_mut dfdp, void *user);
 /* Progress: done of total lanes, called one call at a time (from worker
- * threads), done increasing. Lanes mode calls it after each lane; lockstep
- * as each block advances, counting its lanes in proportion to the output
- * times it reached (ot_solve: to the time it covered; whole lanes, rounded
- * down); the last call has done = total. Return 0 to go on,
- * nonzero to cancel: no new lane or block starts, running ones stop at
- * their next output time or callback, and every lane that did not finish
- * reports OT_ERR_CANCELLED with its results so far (ot_solution_lane_count
+ * threads), done never decreasing. Lanes mode calls it after each lane;
+ * lockstep as each block advances, counting its lanes in proportion to the
+ * output times it reached (ot_solve: to the time it covered; whole lanes,
+ * rounded down); the last call has done = total. While lanes run it is also
+ * called every 20 ms or so with done as it was, so that a cancel reaches a
+ * long lane between its outputs (measured: the call returned 0.3 ms after
+ * the cancel). Return 0 to go on, nonzero to cancel: no new lane or block
+ * starts, running ones stop at their next callback, and every lane that did
+ * not finish reports OT_ERR_CANCELLED with its results so far (ot_solution_lane_count
  * outputs or steps); the call then returns OT_ERR_CANCELLED with the
  * solution. Not called by the MPI layer, nor by a solve whose
  * ot_solve_options replace it (solution.h). */

@@ -35,13 +35,17 @@ typedef enum {
     OT__CB_FINAL = 2  /* init, out: no retry can help */
 } ot__cb_kind;
 
+struct ot__progress_state;
+
 typedef struct {
     const int *cancel; /* the solve's cancel flag (progress.h), or NULL; kept by reset */
-    int failed;        /* 0, OT__CB_NOTED or OT__CB_STOPPED */
-    int nan_count;     /* NaN/Inf results so far */
-    int64_t lane;      /* the lane the last problem names (NaN/Inf), or -1 */
-    char msg[256];     /* the last callback problem */
-    char cv_msg[256];  /* CVODE's last error message */
+    struct ot__progress_state *prog; /* the solve's progress, polled; kept by reset */
+    unsigned ticks;                  /* callbacks since the last poll */
+    int failed;                      /* 0, OT__CB_NOTED or OT__CB_STOPPED */
+    int nan_count;                   /* NaN/Inf results so far */
+    int64_t lane;     /* the lane the last problem names (NaN/Inf), or -1 */
+    char msg[256];    /* the last callback problem */
+    char cv_msg[256]; /* CVODE's last error message */
 } ot__cb;
 
 /* A NaN that no arithmetic makes (payload 0xbad): what a lockstep
@@ -86,10 +90,20 @@ void ot__cb_lane_restore(ot__cb_lane_state prev);
 /* Clears the state for a new lane (lockstep: a new batch). */
 void ot__cb_reset(ot__cb *c);
 
+/* Gives the progress callback its chance to cancel while lanes run
+ * (progress.c): every OT__CB_POLL_EVERY callbacks a wrapper asks whether
+ * OT__PROGRESS_POLL_NS have passed since the last call, and if so calls it. */
+void ot__progress_poll(struct ot__progress_state *ps);
+#define OT__CB_POLL_EVERY 64u
+
 /* Nonzero once a callback stopped the lane, or the progress callback
- * cancelled the solve: wrappers return -1 at once. */
-static inline int ot__cb_stopped(const ot__cb *c)
+ * cancelled the solve: wrappers return -1 at once. Every wrapper asks it
+ * before calling the user, so a cancel reaches a long lane within the
+ * polling period, not at its next output time. */
+static inline int ot__cb_stopped(ot__cb *c)
 {
+    if (c->prog != NULL && (++c->ticks & (OT__CB_POLL_EVERY - 1)) == 0)
+        ot__progress_poll(c->prog);
     return c->failed == OT__CB_STOPPED ||
            (c->cancel != NULL && __atomic_load_n(c->cancel, __ATOMIC_RELAXED) != 0);
 }

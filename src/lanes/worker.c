@@ -303,6 +303,7 @@ int ot__lanes_worker_new(ot__lanes_worker **out, const ot__plan *pl)
     w->plan = pl;
     w->n = pl->n;
     w->cb.cancel = pl->prog ? &pl->prog->cancelled : NULL;
+    w->cb.prog = pl->prog;
     w->steps.width = pl->rows;
     const size_t n = (size_t)pl->n, np = (size_t)pl->np, rows = (size_t)pl->rows;
     /* scratch: ys, y0, yp, ym (n each); out, diff (rows each); for sens, the

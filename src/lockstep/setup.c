@@ -25,6 +25,7 @@ void ot__lockstep_init(ot__lockstep *L, const ot__plan *pl,
     L->be = be;
     L->plan = pl;
     L->cb.cancel = pl->prog ? &pl->prog->cancelled : NULL;
+    L->cb.prog = pl->prog;
     L->n = pl->n;
     L->nbatch = pl->nbatch;
     L->np = pl->np;
