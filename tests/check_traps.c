@@ -221,6 +221,50 @@ static int identity_psolve(double t, ot_view y, ot_view p, double gamma, ot_view
     return 0;
 }
 
+/* The adjoint's user views (issue 23): dgdy of the loss sat in one array
+ * of every lane and output, dq/dy before dq/dp in one block, df/dp one
+ * double short of its block's end. */
+static int oob_loss(double t, int64_t i, int64_t lane, ot_view y, ot_view p,
+                    ot_view_mut g, ot_view_mut dgdy, ot_view_mut dgdp, void *u)
+{
+    (void)t, (void)i, (void)lane, (void)p, (void)dgdp, (void)u;
+    ot_view_mut_col_f64(g, 0, 0)[0] = ot_view_col_f64(y, 0, 0)[0];
+    double *d = ot_view_mut_col_f64(dgdy, 0, 0);
+    d[0] = 1;
+    d[2] = 0; /* n is 2 */
+    return 0;
+}
+
+static int oob_integrand(double t, int64_t lane, ot_view y, ot_view p, ot_view_mut q,
+                         ot_view_mut dqdy, ot_view_mut dqdp, void *u)
+{
+    (void)t, (void)lane, (void)p, (void)dqdp, (void)u;
+    ot_view_mut_col_f64(q, 0, 0)[0] = ot_view_col_f64(y, 0, 0)[0];
+    double *d = ot_view_mut_col_f64(dqdy, 0, 0);
+    d[0] = 1;
+    d[2] = 0; /* n is 2: this was dq/dp[0] */
+    return 0;
+}
+
+static int ok_loss(double t, int64_t i, int64_t lane, ot_view y, ot_view p, ot_view_mut g,
+                   ot_view_mut dgdy, ot_view_mut dgdp, void *u)
+{
+    (void)t, (void)i, (void)lane, (void)p, (void)dgdp, (void)u;
+    ot_view_mut_col_f64(g, 0, 0)[0] = ot_view_col_f64(y, 0, 0)[0];
+    ot_view_mut_col_f64(dgdy, 0, 0)[0] = 1;
+    return 0;
+}
+
+static int adjoint_dfdp_past(double t, ot_view y, ot_view p, ot_view_mut d, void *u)
+{
+    (void)t, (void)p, (void)u;
+    double *c = ot_view_mut_col_f64(d, 0, 0);
+    c[0] = -ot_view_col_f64(y, 0, 0)[0];
+    c[1] = -2 * ot_view_col_f64(y, 0, 0)[1];
+    c[2] = 0; /* [n = 2, np = 1] */
+    return 0;
+}
+
 START_TEST(an_out_of_bounds_write_by_init_or_out_is_caught_by_the_sanitizer)
 {
     if (freopen("/dev/null", "w", stderr) == NULL) /* ASan's report: not for the log */
@@ -242,7 +286,17 @@ START_TEST(an_out_of_bounds_write_by_init_or_out_is_caught_by_the_sanitizer)
                             : ot_ode_set_out(ode, 1, oob_out),
                          OT_OK, NULL);
     }
-    if (_i == 3)
+    if (_i >= 4) { /* the adjoint: its loss, its integrand, df/dp */
+        ot_loss loss = ot_loss_custom(_i == 4 ? oob_loss : NULL, NULL);
+        if (_i == 5)
+            loss.integrand = oob_integrand;
+        if (_i == 6) {
+            loss = ot_loss_custom(ok_loss, NULL);
+            ck_assert_status(ot_ode_set_jac(ode, st_decay_jac), OT_OK, NULL);
+            ck_assert_status(ot_ode_set_dfdp(ode, adjoint_dfdp_past), OT_OK, NULL);
+        }
+        ot_solve_adjoint(ode, st_vec(y0, 2), st_mat(k, 1, 2), st_vec(t, 2), &loss, &s);
+    } else if (_i == 3)
         ot_solve_dense(ode, st_vec(y0, 2), st_mat(k, 1, 2), st_vec(t, 2), &s);
     else
         ot_solve_fwd_sens(ode, _i == 1 ? ot_view_absent() : st_vec(y0, 2),
@@ -681,7 +735,7 @@ Suite *traps_suite(void)
         tc = ot_test_tcase(s, "out_of_bounds", 60);
         tcase_add_loop_exit_test(
             tc, an_out_of_bounds_write_by_init_or_out_is_caught_by_the_sanitizer, 1, 0,
-            4);
+            7);
     }
 #endif
     tc = ot_test_tcase(s, "tolerances_and_defaults", 60);

@@ -23,8 +23,8 @@ typedef struct {
     int (*check)(const ot__plan *pl, const ot_loss *l);
     /* g_i, dg_i/dy and dg_i/dp of lane b at output i (ot__adj_point). */
     int (*terms)(const ot__plan *pl, ot__cb *cb, ot__adj_out_fn out, void *ctx, int64_t i,
-                 int64_t b, double t, const double *y, const double *p, double *scratch,
-                 double *g, double *dgdy, double *dgdp);
+                 int64_t b, double t, const double *y, const double *p,
+                 const ot__adj_scratch *scratch, double *g, double *dgdy, double *dgdp);
 } loss_kind;
 
 static int no_weights(const ot_loss *l)
@@ -94,9 +94,10 @@ static double entry(ot_view v, int64_t r, int64_t i, int64_t b)
 /* g_i = sum_r w_r (o_r - d_r)^2, dg/do_r = 2 w_r (o_r - d_r). */
 static int squares_terms(const ot__plan *pl, ot__cb *cb, ot__adj_out_fn out, void *ctx,
                          int64_t i, int64_t b, double t, const double *y, const double *p,
-                         double *scratch, double *g, double *dgdy, double *dgdp)
+                         const ot__adj_scratch *sc, double *g, double *dgdy, double *dgdp)
 {
     (void)cb;
+    double *scratch = sc->work;
     const int64_t n = pl->n, np = pl->np, rows = pl->rows;
     double *o = scratch, *c = scratch + rows, *op = scratch + 2 * rows;
     double *ys = scratch + 3 * rows, *ps = ys + n;
@@ -174,30 +175,31 @@ static int custom_check(const ot__plan *pl, const ot_loss *l)
     return no_weights(l);
 }
 
-/* Zeroed outputs, then the call and its checks; its dg/dp lands in the
- * scratch first, as the user's function overwrites it. */
+/* The call with zeroed outputs of their own (sc->dgdy, sc->dgdp: views that
+ * end where their allocations do), its checks, then the terms added. */
 static int custom_terms(const ot__plan *pl, ot__cb *cb, ot__adj_out_fn out, void *ctx,
                         int64_t i, int64_t b, double t, const double *y, const double *p,
-                        double *gp, double *g, double *dgdy, double *dgdp)
+                        const ot__adj_scratch *sc, double *g, double *dgdy, double *dgdp)
 {
     (void)out, (void)ctx;
     const int64_t n = pl->n, np = pl->np;
-    double gi = 0;
-    memset(dgdy, 0, (size_t)n * sizeof *dgdy);
+    double gi = 0, *dy = sc->dgdy, *gp = sc->dgdp;
+    memset(dy, 0, (size_t)n * sizeof *dy);
     memset(gp, 0, (size_t)np * sizeof *gp);
     const int rc =
         pl->loss.fn(t, i, b, ot__view_compact(y, n, 1), ot__view_compact(p, np, 1),
-                    ot__view_mut_compact(&gi, 1, 1), ot__view_mut_compact(dgdy, n, 1),
+                    ot__view_mut_compact(&gi, 1, 1), ot__view_mut_compact(dy, n, 1),
                     ot__view_mut_compact(gp, np, 1), pl->loss.user);
     if (rc != 0) {
         ot__cb_returned(cb, "loss", rc, t, OT__CB_FINAL);
         return OT_ERR_CALLBACK;
     }
     if (ot__cb_finite(cb, "loss", "g", &gi, 1, 1, b, t, OT__CB_FINAL) ||
-        ot__cb_finite(cb, "loss", "dgdy", dgdy, n, 1, b, t, OT__CB_FINAL) ||
+        ot__cb_finite(cb, "loss", "dgdy", dy, n, 1, b, t, OT__CB_FINAL) ||
         (np > 0 && ot__cb_finite(cb, "loss", "dgdp", gp, np, 1, b, t, OT__CB_FINAL)))
         return OT_ERR_CALLBACK;
     *g += gi;
+    memcpy(dgdy, dy, (size_t)n * sizeof *dgdy);
     for (int64_t j = 0; j < np; j++)
         dgdp[j] += gp[j];
     return OT_OK;
@@ -212,8 +214,8 @@ static int integral_is(const ot_loss *l)
 
 static int integral_terms(const ot__plan *pl, ot__cb *cb, ot__adj_out_fn out, void *ctx,
                           int64_t i, int64_t b, double t, const double *y,
-                          const double *p, double *scratch, double *g, double *dgdy,
-                          double *dgdp)
+                          const double *p, const ot__adj_scratch *scratch, double *g,
+                          double *dgdy, double *dgdp)
 {
     (void)cb, (void)out, (void)ctx, (void)i, (void)b, (void)t, (void)y, (void)p,
         (void)scratch, (void)g, (void)dgdp;
@@ -259,7 +261,7 @@ int ot__adj_check(ot__plan *pl, const ot_loss *loss)
  * (one lane's views, lockstep too). */
 int ot__adj_point(const ot__plan *pl, ot__cb *cb, ot__adj_out_fn out, void *ctx,
                   int64_t i, int64_t b, double t, const double *y, const double *p,
-                  double *scratch, double *g, double *dgdy, double *dgdp)
+                  const ot__adj_scratch *scratch, double *g, double *dgdy, double *dgdp)
 {
     const ot__cb_lane_state was = ot__cb_lane_at(b);
     const int st = kind_of(&pl->loss)->terms(pl, cb, out, ctx, i, b, t, y, p, scratch, g,

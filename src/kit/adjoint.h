@@ -28,7 +28,14 @@ int ot__adj_check(ot__plan *plan, const ot_loss *loss);
 typedef int (*ot__adj_out_fn)(void *ctx, double t, const double *y, const double *p,
                               double *o);
 
-/* Scratch of ot__adj_point: rows * 3 + n + np doubles. */
+/* Scratch of ot__adj_point, each its own allocation: work, rows * 3 + n +
+ * np doubles (ot__adj_point_scratch); dgdy [n] and dgdp [np] (at least 1),
+ * where the user's loss writes, so that its views end where their
+ * allocations end (a write past one is an ASan/valgrind error). */
+typedef struct {
+    double *work, *dgdy, *dgdp;
+} ot__adj_scratch;
+
 static inline int64_t ot__adj_point_scratch(const ot__plan *pl)
 {
     return 3 * pl->rows + pl->n + pl->np;
@@ -40,7 +47,7 @@ static inline int64_t ot__adj_point_scratch(const ot__plan *pl)
  * @return OT_OK or OT_ERR_CALLBACK (message in cb). */
 int ot__adj_point(const ot__plan *pl, ot__cb *cb, ot__adj_out_fn out, void *ctx,
                   int64_t i, int64_t b, double t, const double *y, const double *p,
-                  double *scratch, double *g, double *dgdy, double *dgdp);
+                  const ot__adj_scratch *scratch, double *g, double *dgdy, double *dgdp);
 
 /* The loss's integrand q of lane b at (t, y [n], p [np]) into *q, dqdy [n]
  * and dqdp [np], with the callback rules of rhs (a return > 0 or NaN asks

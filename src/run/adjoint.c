@@ -108,9 +108,9 @@ static int forward(ot__unit *u, ot__run_adj *a)
             ot__cb cb; /* the lane's own */
             ot__cb_reset(&cb);
             out_call oc = {pl->ode, &cb, u->lane0 + b};
-            const int st = ot__adj_point(pl, &cb, out_one, &oc, i, u->lane0 + b, tout,
-                                         yd + b * n, u->p + b * np, a->point, &a->loss[b],
-                                         a->dgdy + (i * k + b) * n, a->gp + b * np);
+            const int st = ot__adj_point(
+                pl, &cb, out_one, &oc, i, u->lane0 + b, tout, yd + b * n, u->p + b * np,
+                &a->point, &a->loss[b], a->dgdy + (i * k + b) * n, a->gp + b * np);
             if (st != OT_OK)
                 ot__run_lane_fails(u, b, st, cb.msg);
         }

@@ -24,6 +24,7 @@
 #include <sundials/sundials_matrix.h>
 #include <sundials/sundials_nonlinearsolver.h>
 
+#include "kit/adjoint.h"
 #include "run/unit.h"
 
 #ifdef __cplusplus
@@ -74,12 +75,13 @@ struct ot__run_adj {
     double *loss;              /* [k]: each lane's loss */
     double *gp;                /* [np, k]: the sum of dg_i/dp, then dL/dp */
     double *dgdy;              /* [n, k, nt]: dg_i/dy of each lane at each output */
-    double *point;             /* ot__adj_point's scratch */
+    ot__adj_scratch point;     /* ot__adj_point's scratch (kit/adjoint.h) */
     double *J, *D;             /* [n, n, k] and [n, np, k]: J and df/dp at (t, y) */
     double *f0, *f1, *yw;      /* [n, k] each: difference quotients of rhs */
     double *pp;                /* [np, k]: perturbed parameters */
     double *inc;               /* [k]: the lanes' steps for state j */
-    double *dq;                /* [n + np]: one lane's integrand derivatives */
+    double *dqy, *dqp;         /* [n], [np]: one lane's integrand derivatives, each its
+                                  own allocation (the user's views end with them) */
     int jac_first, dfdp_first; /* the unit's first jac, dfdp call is to come */
     int inited, quad_inited, configured; /* steps of making the backward problem */
 };

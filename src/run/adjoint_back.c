@@ -69,7 +69,7 @@ static int jacobian(ot__run_adj *a, double t, const double *y)
 }
 
 /* The integrand of running lane b at (t, y [n, k]) into *q, its
- * derivatives into a->dq (d q/dy, then d q/dp). @return 1 when they are
+ * derivatives into a->dqy (d q/dy) and a->dqp (d q/dp). @return 1 when they are
  * there; else 0 with *rc the integrator's code (> 0 retry, < 0 failed),
  * or with *rc = 0 when the lane is not running or, where lanes fail alone,
  * its integrand failed for good and it just left the unit. */
@@ -81,7 +81,7 @@ static int integrand(ot__run_adj *a, int64_t b, double t, const double *y, doubl
     if (u->stopped[b] != OT__LANE_RUNNING)
         return 0;
     const int r = ot__adj_integrand(a->plan, u->cb, u->lane0 + b, t, y + b * a->n,
-                                    u->p + b * a->np, q, a->dq, a->dq + a->n);
+                                    u->p + b * a->np, q, a->dqy, a->dqp);
     if (r < 0 && u->ops->blame) {
         /* It leaves with the integrand's message; the others' calls go on
          * from a clean callback state. */
@@ -129,7 +129,7 @@ static int rhs_b(sunrealtype t, N_Vector y, N_Vector yB, N_Vector yBdot, void *u
             continue;
         if (integrand(a, b, t, yd, &q, &rc))
             for (int64_t j = 0; j < n; j++)
-                out[b * n + j] -= a->dq[j];
+                out[b * n + j] -= a->dqy[j];
         else if (rc == 0) /* it just left: it stands still */
             memset(out + b * n, 0, (size_t)n * sizeof *out);
     }
@@ -190,7 +190,7 @@ static int quad_b(sunrealtype t, N_Vector y, N_Vector yB, N_Vector qBdot, void *
         double qq;
         if (integrand(a, b, t, yd, &qq, &rc))
             for (int64_t j = 0; j < np; j++)
-                q[b * np + j] -= a->dq[n + j];
+                q[b * np + j] -= a->dqp[j];
     }
     if (rc == 0)
         zero_stopped(a, q, np);
@@ -209,8 +209,8 @@ void ot__run_adj_free(ot__run_adj *a)
     SUNLinSolFree(a->LSB);
     SUNMatDestroy(a->AB);
     SUNNonlinSolFree(a->NLSB);
-    OT__FREE_ALL(a->loss, a->gp, a->dgdy, a->point, a->J, a->D, a->f0, a->f1, a->yw,
-                 a->pp, a->inc, a->dq, a);
+    OT__FREE_ALL(a->loss, a->gp, a->dgdy, a->point.work, a->point.dgdy, a->point.dgdp,
+                 a->J, a->D, a->f0, a->f1, a->yw, a->pp, a->inc, a->dqy, a->dqp, a);
 }
 
 int ot__run_adj_new(ot__run_adj **out, const ot__run_adj_ops *ops, void *mode,
@@ -228,22 +228,30 @@ int ot__run_adj_new(ot__run_adj **out, const ot__run_adj_ops *ops, void *mode,
     a->dq_evals = dq_evals;
     a->which = -1;
     const size_t n = (size_t)pl->n, np = (size_t)pl->np, nk = (size_t)k;
-    double **const slots[12] = {&a->loss, &a->gp, &a->dgdy, &a->point, &a->J,   &a->D,
-                                &a->f0,   &a->f1, &a->yw,   &a->pp,    &a->inc, &a->dq};
-    const size_t sizes[12] = {nk,
+    /* Views handed to the user (df/dp [n, np, k], the loss's and the
+     * integrand's derivatives) end where their allocations end. */
+    double **const slots[15] = {&a->loss,       &a->gp,         &a->dgdy, &a->point.work,
+                                &a->point.dgdy, &a->point.dgdp, &a->J,    &a->D,
+                                &a->f0,         &a->f1,         &a->yw,   &a->pp,
+                                &a->inc,        &a->dqy,        &a->dqp};
+    const size_t one_np = np ? np : 1;
+    const size_t sizes[15] = {nk,
                               np * nk + 1,
                               n * nk * (size_t)pl->nt,
                               (size_t)ot__adj_point_scratch(pl),
+                              n,
+                              one_np,
                               n * n * nk,
-                              n * np * nk + 1,
+                              np ? n * np * nk : 1,
                               n * nk,
                               n * nk,
                               n * nk,
                               np * nk + 1,
                               nk,
-                              n + np};
+                              n,
+                              one_np};
     int st = OT_OK;
-    for (int i = 0; st == OT_OK && i < 12; i++)
+    for (int i = 0; st == OT_OK && i < 15; i++)
         if ((*slots[i] = OT__MALLOC(sizes[i] * sizeof(double))) == NULL)
             st = OT_ERR_NOMEM;
     /* lambda is a vector like the state: in lockstep its per-lane norm
