@@ -105,6 +105,29 @@ START_TEST(one_lane_times_may_be_nan_padded_like_a_batch_column)
 }
 END_TEST
 
+/* loss.data of shape [3] was described as "[3, 0] ... [0] (1 axes)"; f32
+ * data got OT_ERR_ARG where f32 stops and t0 get OT_ERR_DTYPE. */
+START_TEST(loss_data_refusals_show_its_shape_and_dtype)
+{
+    ot_ode *ode = decay_ode(1, 1e-8, 1e-10);
+    double k[2], y0[4], t[3] = {0, 1, 2}, d[12] = {0};
+    float df[12] = {0};
+    decay_inputs(k, y0, 2);
+    ot_solution *s = NULL;
+    ot_loss loss = ot_loss_squares(st_vec(d, 3), ot_view_absent());
+    ck_assert_status(
+        ot_solve_adjoint(ode, st_mat(y0, 2, 2), st_mat(k, 1, 2), st_vec(t, 3), &loss, &s),
+        OT_ERR_SHAPE,
+        "loss.data: shape [3] (1 axis); expected [n = 2, nt = 3] or [2, 3, nbatch = 2]");
+    loss = ot_loss_squares(st_view_t(df, OT_F32, 2, 3), ot_view_absent());
+    ck_assert_status(
+        ot_solve_adjoint(ode, st_mat(y0, 2, 2), st_mat(k, 1, 2), st_vec(t, 3), &loss, &s),
+        OT_ERR_DTYPE, "loss.data: must be f64");
+    ck_assert_ptr_null(s);
+    ot_ode_free(ode);
+}
+END_TEST
+
 Suite *messages_suite(void)
 {
     Suite *s = suite_create("messages");
@@ -113,5 +136,6 @@ Suite *messages_suite(void)
     tcase_add_test(tc, a_lane_that_starts_after_the_shared_times_is_named);
     tcase_add_loop_test(tc, a_wrong_time_shape_for_one_lane_names_the_two_it_takes, 0, 2);
     tcase_add_loop_test(tc, one_lane_times_may_be_nan_padded_like_a_batch_column, 0, 2);
+    tcase_add_test(tc, loss_data_refusals_show_its_shape_and_dtype);
     return s;
 }

@@ -53,19 +53,28 @@ static int squares_is(const ot_loss *l) { return !ot_view_is_absent(l->data); }
 static int check_table(const ot__plan *pl, ot_view v, const char *name)
 {
     const ot_layout *l = &v.layout;
-    if (l->dtype != OT_F64 || l->device.type != OT_CPU)
-        return ot__fail(OT_ERR_ARG, "loss.%s: must be f64 in host memory", name);
+    if (l->dtype != OT_F64) /* the status stops and t0 give a wrong dtype */
+        return ot__fail(OT_ERR_DTYPE, "loss.%s: must be f64 (it is f32)", name);
+    if (l->device.type != OT_CPU)
+        return ot__fail(OT_ERR_DEVICE, "loss.%s: must be in host memory", name);
     const int64_t lanes = l->ndim == 3 ? l->shape[2] : 1;
     if ((l->ndim != 2 && l->ndim != 3) || l->shape[0] != pl->rows ||
-        l->shape[1] != pl->nt || (lanes != 1 && lanes != pl->nbatch))
-        return ot__fail(
-            OT_ERR_SHAPE,
-            "loss.%s: shape [%lld, %lld%s%lld] (%d axes); expected [%s = %lld, "
-            "nt = %lld] or [%lld, %lld, nbatch = %lld]",
-            name, (long long)l->shape[0], (long long)(l->ndim > 1 ? l->shape[1] : 0),
-            l->ndim == 3 ? ", " : "] ... [", (long long)(l->ndim == 3 ? l->shape[2] : 0),
-            l->ndim, pl->ode->out ? "nout" : "n", (long long)pl->rows, (long long)pl->nt,
-            (long long)pl->rows, (long long)pl->nt, (long long)pl->nbatch);
+        l->shape[1] != pl->nt || (lanes != 1 && lanes != pl->nbatch)) {
+        char given[80];
+        int len = snprintf(given, sizeof given, "[");
+        for (int d = 0; d < l->ndim && len > 0 && (size_t)len < sizeof given; d++)
+            len += snprintf(given + len, sizeof given - (size_t)len, "%s%lld",
+                            d ? ", " : "", (long long)l->shape[d]);
+        if (len > 0 && (size_t)len < sizeof given)
+            snprintf(given + len, sizeof given - (size_t)len, "]");
+        return ot__fail(OT_ERR_SHAPE,
+                        "loss.%s: shape %s (%d ax%s); expected [%s = %lld, nt = %lld] or "
+                        "[%lld, %lld, nbatch = %lld]",
+                        name, given, l->ndim, l->ndim == 1 ? "is" : "es",
+                        pl->ode->out ? "nout" : "n", (long long)pl->rows,
+                        (long long)pl->nt, (long long)pl->rows, (long long)pl->nt,
+                        (long long)pl->nbatch);
+    }
     return OT_OK;
 }
 
