@@ -307,7 +307,7 @@ END_TEST
 START_TEST(lane_setters_refuse_bad_lanes_and_values_and_change_nothing)
 {
     ot_solution *s = fresh(2, 0, 0), *r = fresh(2, 0, 1);
-    const ot_lane_stats stats = {1, 2, 3, 4, 5, 6, 7, 8, 9, 1.5};
+    const ot_lane_stats stats = {1, 2, 3, 4, 5, 6, 7, 8, 9, 1.5, 0, 0};
     ck_assert_status(ot_solution_set_lane_status(NULL, 0, OT_ERR_SOLVER, "x"), OT_ERR_ARG,
                      "ot_solution_set_lane_status: sol is NULL");
     ck_assert_status(ot_solution_set_lane_status(s, 2, OT_ERR_SOLVER, "x"), OT_ERR_ARG,

@@ -526,6 +526,69 @@ START_TEST(a_lane_stopped_at_a_root_is_not_failed_by_later_outputs)
 }
 END_TEST
 
+/* The backward pass's own limits (issue 23: a failing lane burnt 100,000
+ * backward steps, 15x the call's time). With the default max_steps
+ * (100,000) the runaway lane OBAD fails at its derived limit, 10 times its
+ * forward pass's steps (at least 500), in both modes; every lane reports
+ * its backward steps and the limit it had; a limit set by hand is the one
+ * used; the tolerances have their own setter (refusals, and tighter ones
+ * take more backward steps). */
+START_TEST(the_backward_pass_has_its_own_step_limit_and_tolerances)
+{
+    double p[2 * ONB], y0[3 * ONB];
+    osc_inputs(p, y0, 0);
+    ot_ode *ode = osc_ode(_i ? OT_LOCKSTEP : OT_LANES, 1);
+    ck_assert_status(ot_ode_set_max_steps(ode, 100000), OT_OK, NULL);
+    ot_solution *s = osc_adjoint(ode, p, y0, ONB, OT_ERR_LANES_FAILED);
+    ck_assert_int_eq(ot_solution_nfailed(s), 1);
+    ck_assert_int_eq(ot_solution_lane_status(s, OBAD), OT_ERR_SOLVER);
+    ck_assert_msg(strstr(ot_solution_lane_message(s, OBAD), "mxstep"), "%s",
+                  ot_solution_lane_message(s, OBAD));
+    for (int64_t b = 0; b < ONB; b++) {
+        ot_lane_stats ls;
+        ck_assert_status(ot_solution_lane_stats(s, b, &ls), OT_OK, NULL);
+        const int64_t want = 10 * ls.steps > 500 ? 10 * ls.steps : 500;
+        if (!_i) /* lanes mode: the lane's own forward steps */
+            ck_assert_int_eq(ls.adj_max_steps, want);
+        ck_assert_int_ge(ls.adj_max_steps, 500);
+        ck_assert_int_lt(ls.adj_max_steps, 100000);
+        ck_assert_int_gt(ls.adj_steps, 0);
+        if (!_i && b != OBAD)
+            ck_assert_int_le(ls.adj_steps, ONT * ls.adj_max_steps);
+    }
+    ot_solution_free(s);
+    /* By hand: 40 steps between outputs are too few for every lane. */
+    ck_assert_status(ot_ode_set_adjoint_steps(ode, 40), OT_OK, NULL);
+    s = osc_adjoint(ode, p, y0, ONB, OT_ERR_LANES_FAILED);
+    ot_lane_stats ls;
+    ck_assert_status(ot_solution_lane_stats(s, 0, &ls), OT_OK, NULL);
+    ck_assert_int_eq(ls.adj_max_steps, 40);
+    ck_assert_int_eq(ot_solution_lane_status(s, 0), OT_ERR_SOLVER);
+    ot_solution_free(s);
+    ck_assert_status(ot_ode_set_adjoint_steps(ode, -1), OT_ERR_VALUE,
+                     "adjoint_steps: -1; must be >= 0");
+    ck_assert_status(ot_ode_set_adjoint_steps(ode, 0), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_adjoint_tolerances(ode, 1e-6, 0), OT_ERR_VALUE,
+                     "give both (> 0), or both 0");
+    ck_assert_status(ot_ode_set_adjoint_tolerances(ode, NAN, 1e-6), OT_ERR_VALUE,
+                     "adjoint_rtol: nan; must be finite");
+    /* Tighter backward tolerances: more backward steps for a good lane. */
+    osc_inputs(p, y0, 1); /* no runaway lane: OBAD oscillates forward */
+    p[2 * OBAD + 1] = 2;
+    s = osc_adjoint(ode, p, y0, ONB, OT_OK);
+    ot_lane_stats loose, tight;
+    ot_solution_lane_stats(s, 0, &loose);
+    ot_solution_free(s);
+    ck_assert_status(ot_ode_set_adjoint_tolerances(ode, 1e-11, 1e-13), OT_OK, NULL);
+    s = osc_adjoint(ode, p, y0, ONB, OT_OK);
+    ot_solution_lane_stats(s, 0, &tight);
+    ck_assert_int_gt(tight.adj_steps, loose.adj_steps);
+    ck_assert_int_eq(tight.steps, loose.steps); /* the forward pass is the same */
+    ot_solution_free(s);
+    ot_ode_free(ode);
+}
+END_TEST
+
 Suite *lanes_alone_suite(void)
 {
     Suite *s = suite_create("lanes_alone");
@@ -544,5 +607,7 @@ Suite *lanes_alone_suite(void)
         tc, a_lane_at_max_steps_in_its_forward_pass_leaves_the_lockstep_block_alone);
     tcase_add_test(
         tc, a_multi_start_fit_loses_only_the_start_whose_backward_pass_hits_max_steps);
+    tcase_add_loop_test(tc, the_backward_pass_has_its_own_step_limit_and_tolerances, 0,
+                        2);
     return s;
 }

@@ -22,6 +22,8 @@ export const SETTER_NAMES = Object.freeze({
   max_steps: 'options.maxSteps', first_step: 'options.firstStep', max_step: 'options.maxStep',
   rtol: 'options.rtol', atol: 'options.atol', t0: 'options.t0',
   sens_tolerances: 'options.sensRtol and options.sensAtol',
+  adjoint_steps: 'options.adjointMaxSteps',
+  adjoint_tolerances: 'options.adjointRtol and options.adjointAtol',
 });
 const ENTRY_NAMES = Object.freeze({
   __proto__: null, ot_solve_dense: 'solveDense', ot_solve_dense_with: 'solveDense',

@@ -117,6 +117,13 @@ export interface SolveOptions {
   /** Sensitivity tolerances; 0 (default) lets CVODES estimate them. */
   sensRtol?: number;
   sensAtol?: number;
+  /** solveAdjoint's backward pass: steps between two output times (0, the
+   * default: 10 times the lane's forward steps, at least 500, at most
+   * maxSteps); each lane's stats give adjSteps and adjMaxSteps. */
+  adjointMaxSteps?: number;
+  /** The backward pass's tolerances: both, or neither (the forward ones). */
+  adjointRtol?: number;
+  adjointAtol?: number;
 }
 
 export interface Problem {
@@ -236,6 +243,9 @@ export interface LaneStats {
   linIters: number;
   /** The time the lane reached. */
   finalTime: number;
+  /** solveAdjoint: the backward pass's steps and its limit between outputs (else 0). */
+  adjSteps: number;
+  adjMaxSteps: number;
 }
 
 export type StatusName =

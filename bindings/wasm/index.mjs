@@ -38,7 +38,7 @@ const MAX_NESTING = 64;
 const HEADROOM_FRAMES = 256;
 const OPTIONS = ['rtol', 'atol', 'method', 'mode', 't0', 'firstStep', 'maxSteps', 'maxStep', 'lockstepBlock',
   'sensRtol', 'sensAtol', 'sensInitial', 'maxOrder', 'stabilityLimitDetection', 'maxEvents',
-  'linearSolver', 'bandwidths', 'krylovDim'];
+  'linearSolver', 'bandwidths', 'krylovDim', 'adjointMaxSteps', 'adjointRtol', 'adjointAtol'];
 const SPEC_KEYS = ['nstates', 'nparams', 'rhs', 'rhsExplicit', 'jac', 'precondition', 'onProgress', 'dfdp', 'init', 'out', 'nout', 'roots', 'nroots',
   'rootDirections', 'eventActions', 'onEvent', 'stops', 'starts', 'y0', 'params', 'tEval',
   'finalTime', 'options', 'loss'];
@@ -318,6 +318,16 @@ class OdeTensor {
       if (typeof o.stabilityLimitDetection !== 'boolean')
         throw this.#error(OT_ERR_ARG, `options.stabilityLimitDetection: ${show(o.stabilityLimitDetection)}; expected true or false`);
       this.#check(m._otw_set_stability_limit_detection(P, o.stabilityLimitDetection ? 1 : 0));
+    }
+    if (o.adjointMaxSteps !== undefined) {
+      const v = this.#num(o.adjointMaxSteps, 'options.adjointMaxSteps');
+      if (!Number.isInteger(v) || Math.abs(v) > INT_MAX)
+        throw this.#error(OT_ERR_ARG, `options.adjointMaxSteps: ${v}; expected an integer >= 0 (0: from the forward pass)`);
+      this.#check(m._otw_set_adjoint_steps(P, v));
+    }
+    if (o.adjointRtol !== undefined || o.adjointAtol !== undefined) {
+      const tol = (key) => (o[key] === undefined ? 0 : this.#num(o[key], `options.${key}`));
+      this.#check(m._otw_set_adjoint_tolerances(P, tol('adjointRtol'), tol('adjointAtol')));
     }
     if (o.sensRtol !== undefined || o.sensAtol !== undefined) {
       const sensTol = (key) => (o[key] === undefined ? 0 : this.#num(o[key], `options.${key}`));

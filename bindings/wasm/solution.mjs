@@ -5,7 +5,7 @@ import { DLPACK, EVENT_TENSORS, GRAD_TENSORS, STATUS } from './constants.mjs';
 
 const { OT_ERR_ARG, OT_ERR_NOMEM, OT_ERR_INTERNAL } = STATUS;
 const STATS = ['steps', 'rhsEvals', 'jacRhsEvals', 'jacEvals', 'linSetups', 'errTestFails',
-  'nonlinIters', 'nonlinFails', 'linIters', 'finalTime'];
+  'nonlinIters', 'nonlinFails', 'linIters', 'finalTime', 'adjSteps', 'adjMaxSteps'];
 const DL_FLOAT64 = Object.freeze({ code: DLPACK.kDLFloat, bits: 64, lanes: 1 });
 const DL_CPU = Object.freeze({ deviceType: DLPACK.kDLCPU, deviceId: 0 });
 // otw_tensor's `which`: 100 + an event tensor, 200 + a gradient tensor.

@@ -348,6 +348,18 @@ OT_API int ot_ode_set_outputs_on_device(ot_ode *ode, int on_device);
  * @return OT_OK, or OT_ERR_NO_CUDA (count 0) with a message saying why: no
  * device, no driver, or a build without the CUDA backend. */
 OT_API int ot_cuda_device_count(int *count);
+/* The adjoint's backward problem (ot_solve_adjoint): the steps it may take
+ * between two output times (CVodeB's limit), max_steps >= 0; 0 (the
+ * default) is 10 times the steps of the lane's forward pass (its block's
+ * in lockstep), at least 500 and at most ot_ode_set_max_steps', so that a
+ * lane whose backward pass runs away fails in a time like its forward
+ * pass's instead of after 100,000 steps. The steps taken and the limit
+ * used are each lane's adj_steps and adj_max_steps (solution.h). */
+OT_API int ot_ode_set_adjoint_steps(ot_ode *ode, int64_t max_steps);
+/* The backward problem's tolerances (lambda and the quadratures): rtol in
+ * (0, 1) and atol > 0, or both 0 (the default): the forward rtol and the
+ * smallest forward atol. */
+OT_API int ot_ode_set_adjoint_tolerances(ot_ode *ode, double rtol, double atol);
 /* Sensitivity tolerances: rtol >= 0, atol >= 0; both 0 (the default) lets
  * CVODES estimate them from the state tolerances and the parameter scales. */
 OT_API int ot_ode_set_sens_tolerances(ot_ode *ode, double rtol, double atol);

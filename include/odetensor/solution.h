@@ -35,6 +35,10 @@ typedef struct ot_lane_stats {
     int64_t nonlin_fails;
     int64_t lin_iters; /* OT_LINSOL_GMRES's Krylov iterations (0 for direct solvers) */
     double final_time; /* the time the lane reached */
+    /* ot_solve_adjoint: the backward problem's steps (its block's in
+     * lockstep) and the limit between two output times it had
+     * (ot_ode_set_adjoint_steps); 0 for other solves. */
+    int64_t adj_steps, adj_max_steps;
 } ot_lane_stats;
 
 /* Solves every lane at the times t_eval.

@@ -341,17 +341,35 @@ double ot__adj_atol(const ot_ode *ode)
     return atol;
 }
 
+/* The backward problem's tolerances: its own, or the forward ones. */
+static double rtol_b(const ot_ode *ode)
+{
+    return ode->adj_rtol > 0 ? ode->adj_rtol : ode->rtol;
+}
+static double atol_b(const ot_ode *ode)
+{
+    return ode->adj_atol > 0 ? ode->adj_atol : ot__adj_atol(ode);
+}
+
 int ot__adj_settings_b(void *cv, int which, const ot_ode *ode, void *user)
 {
     int f = CVodeSetUserDataB(cv, which, user);
-    f = f ? f : CVodeSStolerancesB(cv, which, ode->rtol, ot__adj_atol(ode));
+    f = f ? f : CVodeSStolerancesB(cv, which, rtol_b(ode), atol_b(ode));
     return f ? f : CVodeSetMaxNumStepsB(cv, which, ode->max_steps);
 }
 
 int ot__adj_quad_settings_b(void *cv, int which, const ot_ode *ode)
 {
-    const int f = CVodeQuadSStolerancesB(cv, which, ode->rtol, ot__adj_atol(ode));
+    const int f = CVodeQuadSStolerancesB(cv, which, rtol_b(ode), atol_b(ode));
     return f ? f : CVodeSetQuadErrConB(cv, which, SUNTRUE);
+}
+
+int64_t ot__adj_max_steps_b(const ot_ode *ode, int64_t forward_steps)
+{
+    if (ode->adj_max_steps > 0)
+        return ode->adj_max_steps;
+    const int64_t m = 10 * forward_steps > 500 ? 10 * forward_steps : 500;
+    return m < ode->max_steps ? m : ode->max_steps;
 }
 
 int ot__adj_integral_init(void *cv, CVQuadRhsFn fQ, N_Vector yQ, const ot_ode *ode)

@@ -111,6 +111,10 @@ int ot__adj_settings_b(void *cv, int which, const ot_ode *ode, void *user);
  * @return CVODE's flag. */
 int ot__adj_quad_settings_b(void *cv, int which, const ot_ode *ode);
 
+/* The steps the backward problem may take between two output times after
+ * a forward pass of forward_steps (ot_ode_set_adjoint_steps). */
+int64_t ot__adj_max_steps_b(const ot_ode *ode, int64_t forward_steps);
+
 /* The loss's integral term as a forward quadrature of fQ from yQ (zeroed
  * here), in the error test. @return CVODE's flag (CV_MEM_FAIL: no memory). */
 int ot__adj_integral_init(void *cv, CVQuadRhsFn fQ, N_Vector yQ, const ot_ode *ode);

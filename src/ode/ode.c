@@ -395,6 +395,37 @@ int ot_ode_set_sens_tolerances(ot_ode *ode, double rtol, double atol)
     return OT_OK;
 }
 
+int ot_ode_set_adjoint_steps(ot_ode *ode, int64_t max_steps)
+{
+    NEED_ODE("ot_ode_set_adjoint_steps");
+    if (max_steps < 0)
+        return ot__fail(OT_ERR_VALUE,
+                        "adjoint_steps: %lld; must be >= 0 (0: from the forward pass)",
+                        (long long)max_steps);
+    ode->adj_max_steps = max_steps;
+    return OT_OK;
+}
+
+int ot_ode_set_adjoint_tolerances(ot_ode *ode, double rtol, double atol)
+{
+    NEED_ODE("ot_ode_set_adjoint_tolerances");
+    int st = check_nonneg("adjoint_rtol", rtol);
+    if (st == OT_OK)
+        st = check_nonneg("adjoint_atol", atol);
+    if (st == OT_OK && !(rtol < 1))
+        st = ot__fail(OT_ERR_VALUE, "adjoint_rtol: %g; must be < 1", rtol);
+    if (st == OT_OK && (rtol == 0) != (atol == 0))
+        st = ot__fail(OT_ERR_VALUE,
+                      "adjoint_tolerances: rtol %g, atol %g; give both (> 0), or both 0 "
+                      "for the forward ones",
+                      rtol, atol);
+    if (st != OT_OK)
+        return st;
+    ode->adj_rtol = rtol;
+    ode->adj_atol = atol;
+    return OT_OK;
+}
+
 int ot_ode_set_device(ot_ode *ode, ot_device device)
 {
     NEED_ODE("ot_ode_set_device");

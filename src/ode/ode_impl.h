@@ -7,7 +7,7 @@
 
 /* sizeof(struct ot_ode) on 64-bit targets; ode_info.c checks it so that a
  * new field is not forgotten in the options fingerprint. */
-#define OT__ODE_STRUCT_SIZE 312
+#define OT__ODE_STRUCT_SIZE 336
 
 /* The default step limit: per output interval in dense and sensitivity
  * solves, in all for every-step solves (ot_solve). CVODE's own 500 stops
@@ -32,6 +32,11 @@ struct ot_ode {
     double rtol, atol, t0, h0, hmax, sens_rtol, sens_atol;
     double *atol_vec; /* [n] or NULL: owned */
     int64_t max_steps;
+    /* The adjoint's backward problem: steps between two output times (0:
+     * from the forward pass, ot__adj_max_steps_b) and tolerances (0: the
+     * forward ones). */
+    int64_t adj_max_steps;
+    double adj_rtol, adj_atol;
     int64_t lockstep_block; /* 0: the whole batch */
     int max_order;          /* 0: the method's own (BDF 5, Adams 12) */
     int stab_limit;         /* BDF stability limit detection on/off */

@@ -55,9 +55,10 @@ static uint64_t fingerprint(const struct ot_ode *o)
                             o->mupper,
                             o->mlower,
                             o->psetup != NULL,
-                            o->pwork};
-    const double dbl[] = {o->rtol, o->atol,      o->t0,       o->h0,
-                          o->hmax, o->sens_rtol, o->sens_atol};
+                            o->pwork,
+                            o->adj_max_steps};
+    const double dbl[] = {o->rtol,      o->atol,      o->t0,       o->h0,      o->hmax,
+                          o->sens_rtol, o->sens_atol, o->adj_rtol, o->adj_atol};
     uint64_t h = fnv(UINT64_C(0xcbf29ce484222325), ints, sizeof ints);
     h = fnv(h, dbl, sizeof dbl);
     if (o->atol_vec)

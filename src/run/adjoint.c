@@ -144,7 +144,13 @@ static int segment(ot__unit *u, ot__run_adj *a, int f, int restart, double *tcur
         }
         const int began = !f;
         double tret = target;
+        void *bmem = began ? CVodeGetAdjCVodeBmem(cv, a->which) : NULL;
+        long nst0 = 0, nst1 = 0;
+        if (bmem)
+            CVodeGetNumSteps(bmem, &nst0);
         f = f ? f : CVodeB(cv, target, CV_NORMAL);
+        if (bmem && CVodeGetNumSteps(bmem, &nst1) == CV_SUCCESS)
+            a->steps_b += nst1 - nst0;
         /* lambda and q at target; after a failure of CVodeB's own steps in a
          * unit that blames lanes, at the last good time, for the others. */
         int g = f >= 0 || (began && f != CV_MEM_FAIL && u->ops->blame) ? 0 : -1;
@@ -196,7 +202,9 @@ static int backward(ot__unit *u, ot__run_adj *a)
         if (target < tcur) {
             /* Restarted where lambda jumped in some lane; without a jump in
              * any (no data there) the backward problem just goes on. */
-            const int f = started ? 0 : ot__run_adj_backward(a, tcur);
+            int f = started ? 0 : ot__run_adj_backward(a, tcur);
+            f = f || started ? f
+                             : CVodeSetMaxNumStepsB(u->ig->mem, a->which, a->max_steps_b);
             const int reached = segment(u, a, f, started && jumped, &tcur, target);
             started = 1;
             if (reached != 1)
@@ -238,6 +246,8 @@ void ot__run_adjoint(ot__unit *u, ot__run_adj *a)
     u->ops->stats(u); /* the forward pass's: CVodeB re-runs parts of it */
     long nst = 0;
     CVodeGetNumSteps(u->ig->mem, &nst);
+    a->max_steps_b = ot__adj_max_steps_b(pl->ode, nst);
+    a->steps_b = 0;
     /* Checkpoints of (q_max + 2) n doubles each, one per OT__ADJ_STEPS
      * steps, and the Hermite data (y, y') at as many points; a block's are
      * shared by its lanes. */
@@ -245,7 +255,12 @@ void ot__run_adjoint(ot__unit *u, ot__run_adj *a)
     for (int64_t b = 0; b < k; b++)
         sol->adj_bytes[u->lane0 + b] = 8 * ((nst / OT__ADJ_STEPS + 1) * (qmax + 2) * n +
                                             (OT__ADJ_STEPS + 1) * 2 * n);
-    if (!reached || !backward(u, a))
+    const int back = reached && backward(u, a);
+    for (int64_t b = 0; reached && b < k; b++) { /* the backward pass's, every lane */
+        sol->stats[u->lane0 + b].adj_steps = a->steps_b;
+        sol->stats[u->lane0 + b].adj_max_steps = a->max_steps_b;
+    }
+    if (!back)
         return;
     const double *lam = N_VGetArrayPointer(a->yB),
                  *q = np ? N_VGetArrayPointer(a->qB) : NULL;

@@ -64,12 +64,14 @@ struct ot__run_adj {
     const ot__plan *plan;
     SUNContext ctx;
     int64_t n, np, k;
-    int64_t *dq_evals; /* the mode's count of rhs calls by difference quotients */
-    int which;         /* CVODES' index of the backward problem; -1 before */
-    N_Vector yB;       /* lambda [n, k], a clone of the mode's state vector */
-    N_Vector qB;       /* the quadratures [np, k] (NULL without parameters) */
-    N_Vector yQ;       /* the integral term [1, k] (a forward quadrature), or NULL */
-    SUNMatrix AB;      /* BDF: the backward Jacobian -J^T */
+    int64_t *dq_evals;   /* the mode's count of rhs calls by difference quotients */
+    int which;           /* CVODES' index of the backward problem; -1 before */
+    int64_t max_steps_b; /* the backward problem's steps between outputs, this pass */
+    int64_t steps_b;     /* the steps it took, this pass */
+    N_Vector yB;         /* lambda [n, k], a clone of the mode's state vector */
+    N_Vector qB;         /* the quadratures [np, k] (NULL without parameters) */
+    N_Vector yQ;         /* the integral term [1, k] (a forward quadrature), or NULL */
+    SUNMatrix AB;        /* BDF: the backward Jacobian -J^T */
     SUNLinearSolver LSB;
     SUNNonlinearSolver NLSB;   /* Adams: fixed point */
     double *loss;              /* [k]: each lane's loss */

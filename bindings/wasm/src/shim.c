@@ -419,6 +419,16 @@ OTW_API int otw_set_sens_tolerances(otw_problem *P, double rtol, double atol)
     return ot_ode_set_sens_tolerances(ode_of(P), rtol, atol);
 }
 
+OTW_API int otw_set_adjoint_steps(otw_problem *P, int v)
+{
+    return ot_ode_set_adjoint_steps(ode_of(P), v);
+}
+
+OTW_API int otw_set_adjoint_tolerances(otw_problem *P, double rtol, double atol)
+{
+    return ot_ode_set_adjoint_tolerances(ode_of(P), rtol, atol);
+}
+
 /* One absolute tolerance per state: atol[nstates]. */
 OTW_API int otw_set_atol_vector(otw_problem *P, const double *atol)
 {

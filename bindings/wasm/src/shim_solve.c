@@ -206,9 +206,9 @@ OTW_API const void *otw_tensor(const ot_solution *s, int which, int32_t *info)
 }
 
 /* Per-lane results for all nbatch lanes at once: status, count, root index
- * and time, and stats[10 * b + i] = steps, rhs_evals, jac_rhs_evals,
+ * and time, and stats[12 * b + i] = steps, rhs_evals, jac_rhs_evals,
  * jac_evals, lin_setups, err_test_fails, nonlin_iters, nonlin_fails,
- * lin_iters, final_time. @return the number of lanes filled; 0 (nothing written) when
+ * lin_iters, final_time, adj_steps, adj_max_steps. @return the number of lanes filled; 0 (nothing written) when
  * s or an array is NULL. */
 OTW_API int otw_lanes(const ot_solution *s, int32_t *status, int32_t *count,
                       int32_t *root_index, double *root_time, double *stats)
@@ -227,7 +227,7 @@ OTW_API int otw_lanes(const ot_solution *s, int32_t *status, int32_t *count,
         root_time[b] = time;
         memset(&ls, 0, sizeof ls);
         ot_solution_lane_stats(s, b, &ls);
-        double *o = stats + 10 * b;
+        double *o = stats + 12 * b;
         o[0] = (double)ls.steps;
         o[1] = (double)ls.rhs_evals;
         o[2] = (double)ls.jac_rhs_evals;
@@ -238,6 +238,8 @@ OTW_API int otw_lanes(const ot_solution *s, int32_t *status, int32_t *count,
         o[7] = (double)ls.nonlin_fails;
         o[8] = (double)ls.lin_iters;
         o[9] = ls.final_time;
+        o[10] = (double)ls.adj_steps;
+        o[11] = (double)ls.adj_max_steps;
     }
     return (int)nb;
 }

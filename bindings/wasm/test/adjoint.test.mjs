@@ -171,3 +171,28 @@ test('a lane whose forward or backward pass hits maxSteps fails alone in a locks
     lanes.dispose();
   }
 });
+
+test('the backward pass has its own step limit and tolerances, reported per lane (issue 23)', () => {
+  const oscT = [1, 2, 3, 4, 5], oscData = oscT.flatMap(() => [0.5, 0.3, NaN]);
+  const oscParams = [0.5, 1, 0.6, 1.3, 0.7, 1e4, 0.8, 0.7];
+  const y0s = [0, 1, 2, 3].flatMap((b) => [1, b === 2 ? 0 : 0.5, 0]);
+  const run = (options) => ot.solveAdjoint({ ...osc, y0: y0s, params: oscParams, tEval: oscT,
+    loss: { data: oscData }, options: { rtol: 1e-8, atol: 1e-10, ...options } });
+  // The default maxSteps (100,000): lane 2's runaway backward pass stops at its own limit.
+  const sol = run({});
+  assert.deepEqual(sol.status, ['OT_OK', 'OT_OK', 'OT_ERR_SOLVER', 'OT_OK']);
+  for (const s of sol.stats) {
+    assert.equal(s.adjMaxSteps, Math.max(500, 10 * s.steps));
+    assert.ok(s.adjSteps > 0);
+  }
+  sol.dispose();
+  const byHand = run({ adjointMaxSteps: 40 });
+  assert.equal(byHand.stats[0].adjMaxSteps, 40);
+  assert.equal(byHand.status[0], 'OT_ERR_SOLVER');
+  byHand.dispose();
+  assert.throws(() => run({ adjointRtol: 1e-6 }), (e) => e.status === 'OT_ERR_VALUE' && /give both/.test(e.message));
+  const tight = run({ adjointRtol: 1e-11, adjointAtol: 1e-13 }), loose = run({});
+  assert.ok(tight.stats[0].adjSteps > loose.stats[0].adjSteps);
+  tight.dispose();
+  loose.dispose();
+});
