@@ -208,8 +208,8 @@ OTW_API const void *otw_tensor(const ot_solution *s, int which, int32_t *info)
 /* Per-lane results for all nbatch lanes at once: status, count, root index
  * and time, and stats[12 * b + i] = steps, rhs_evals, jac_rhs_evals,
  * jac_evals, lin_setups, err_test_fails, nonlin_iters, nonlin_fails,
- * lin_iters, final_time, adj_steps, adj_max_steps. @return the number of lanes filled; 0 (nothing written) when
- * s or an array is NULL. */
+ * lin_iters, final_time, adj_steps, adj_max_steps. @return the number of lanes filled; 0
+ * (nothing written) when s or an array is NULL. */
 OTW_API int otw_lanes(const ot_solution *s, int32_t *status, int32_t *count,
                       int32_t *root_index, double *root_time, double *stats)
 {
