@@ -28,6 +28,7 @@
 #   make bench-sens       forward sensitivities: plain vs DQ vs df/dp, np 1..64
 #   make bench-methods    every method per lane: Lotka-Volterra, Robertson, both modes
 #   make bench-linsol     dense vs band vs GMRES, reaction-diffusion n = 16 .. 1024
+#   make bench-pk-methods which method for a dosed population (restarts at doses)
 #   make million          1,000,000 Robertson lanes per mode: time, peak RSS, bytes per lane
 #   make bench-wasm       WebAssembly vs native, JS vs C callbacks, odex (npm)
 #   make bench-mpi        MPI strong scaling, imbalance, messages, 64-node projection
@@ -126,7 +127,7 @@ SHARED := $(B)/libodetensor.so
 
 .PHONY: all check demo install uninstall clean lint format help deps deps-check \
         test-c test-headers test-readme test-install test-python test-examples examples bench bench-bin \
-        bench-lockstep bench-checksum bench-fixed bench-sens bench-methods bench-linsol million test-million
+        bench-lockstep bench-checksum bench-fixed bench-sens bench-methods bench-pk-methods bench-linsol million test-million
 
 all: $(STATIC) $(SHARED) examples
 
@@ -281,7 +282,7 @@ demo: deps
 BENCH_BIN := $(B)/bench/raw_cvode $(B)/bench/ot_robertson $(B)/bench/interleave \
              $(B)/bench/lockstep_vs_lanes $(B)/bench/checksum $(B)/bench/fixed_cost \
              $(B)/bench/lockstep_sizes $(B)/bench/sens_cost $(B)/bench/methods \
-             $(B)/bench/linsol
+             $(B)/bench/linsol $(B)/bench/pk_methods
 
 bench-bin: $(BENCH_BIN)
 
@@ -318,6 +319,10 @@ bench-fixed: $(B)/bench/fixed_cost
 # lane on Lotka-Volterra and Robertson, both modes, with its accuracy.
 bench-methods: $(B)/bench/methods
 	$(B)/bench/methods $(METHODS_ARGS)
+
+# PK_ARGS: patients rounds (bench/pk_methods.c): which method for doses.
+bench-pk-methods: $(B)/bench/pk_methods
+	$(B)/bench/pk_methods $(PK_ARGS)
 
 # LINSOL_ARGS: rounds max_n (bench/linsol.c): dense vs band vs GMRES on a
 # reaction-diffusion system, n = 16 .. 1024.

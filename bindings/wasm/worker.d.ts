@@ -36,8 +36,9 @@ export interface WorkerResult {
   readonly rootIndex: Int32Array;
   readonly rootTime: Float64Array;
   readonly stats: LaneStats[];
-  readonly ts: ResultTensor | null;
-  readonly ys: ResultTensor | null;
+  /** Every solve has its times and outputs. */
+  readonly ts: ResultTensor;
+  readonly ys: ResultTensor;
   readonly sens: ResultTensor[];
   readonly events: {
     times: ResultTensor; roots: ResultTensor; before: ResultTensor; after: ResultTensor;
