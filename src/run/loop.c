@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "run/guard.h"
 #include "run/unit.h"
 #include "kit/advance.h"
 #include "kit/cv_setup.h"
@@ -179,6 +180,9 @@ static int take_roots(ot__unit *u, double t, N_Vector y, int at_output)
     double *yd = u->ops->host_state && u->sink->events ? u->ops->host_state(u, y) : NULL;
     if (yd && u->scratch)
         memcpy(u->scratch, yd, (size_t)(n * u->k) * sizeof *yd);
+    if (yd && got)
+        ot__guard_before(u->guard, u, t, yd);
+    const int64_t failed_before = u->nfailed;
     int changed_any = 0, left = 0;
     for (int64_t b = 0; b < u->k; b++) {
         const int *rf = got ? u->rootsfound + b * nr : NULL;
@@ -219,6 +223,9 @@ static int take_roots(ot__unit *u, double t, N_Vector y, int at_output)
             changed_any |= changed;
         }
     }
+    if (yd && got) /* handled crossings judged: a lane sent through fails */
+        ot__guard_after(u->guard, u, t, yd);
+    left |= u->nfailed != failed_before;
     if (left && u->ops->stopped_changed)
         u->ops->stopped_changed(u);
     if (!changed_any || ot__run_all_stopped(u))
@@ -297,6 +304,7 @@ static int take_stops(ot__unit *u, double t, N_Vector y, double last)
             ot__plan_stops(pl, lane)[k] != t)
             continue;
         u->knext[b]++;
+        ot__guard_forget(u->guard, b); /* the handler changes its motion */
         char msg[300];
         const int st =
             ot__event_take_stop(pl->ode, &u->sink->events[lane], t, k, yd + b * u->n,
@@ -397,6 +405,18 @@ int ot__run_emit(ot__unit *u, int64_t i, double t, N_Vector y, int shared)
     return OT_OK;
 }
 
+/* The guard's look at the unit's lanes at t (state y): a lane that went
+ * through a handled root's surface unseen fails there (run/guard.c). */
+static void check_crossings(ot__unit *u, double t, N_Vector y)
+{
+    if (u->guard == NULL || ot__run_all_stopped(u))
+        return;
+    const int64_t failed = u->nfailed;
+    ot__guard_check(u->guard, u, t, u->ops->host_state(u, y));
+    if (u->nfailed != failed && u->ops->stopped_changed)
+        u->ops->stopped_changed(u);
+}
+
 void ot__run_dense(ot__unit *u)
 {
     const ot__plan *pl = u->plan;
@@ -424,6 +444,11 @@ void ot__run_dense(ot__unit *u)
     }
     for (int64_t b = 0; b < u->k; b++)
         u->next[b] = u->knext[b] = 0;
+    if (ot__guard_new(u, &u->guard) != OT_OK) {
+        snprintf(u->cb->msg, sizeof u->cb->msg, "cannot allocate the events' guard");
+        ot__run_unit_fails(u, OT_ERR_NOMEM, pl->t0, u->cb->msg, 0);
+        nts = nus = 0;
+    }
     const double last = nts > 0 ? times[nts - 1] : pl->t0;
     N_Vector y = NULL;
     int r = 1;
@@ -444,13 +469,18 @@ void ot__run_dense(ot__unit *u)
             break;
         for (int64_t b = 0; b < u->k; b++)
             u->at[b] = -1;
-        if ((r = reach(u, tout, u->ig->m->exact_outputs, i, &y)) < 0 ||
-            ot__run_emit(u, i, tout, y, shared) != OT_OK)
+        if ((r = reach(u, tout, u->ig->m->exact_outputs, i, &y)) < 0)
+            break;
+        if (r == 1)
+            check_crossings(u, tout, y);
+        if (ot__run_emit(u, i, tout, y, shared) != OT_OK)
             break;
         report(u, (double)(i + 1) / (double)nts);
     }
     free(owned);
     free(ustops);
+    ot__guard_free(u->guard);
+    u->guard = NULL;
     u->ops->stats(u);
 }
 
@@ -493,6 +523,10 @@ void ot__run_steps(ot__unit *u)
     else
         count_steps(u, t);
     ot__ig_set_stop_time(u->ig, pl->t_final);
+    if (ot__guard_new(u, &u->guard) != OT_OK) {
+        snprintf(u->cb->msg, sizeof u->cb->msg, "cannot allocate the events' guard");
+        ot__run_unit_fails(u, OT_ERR_NOMEM, t, u->cb->msg, 0);
+    }
     while (!ot__run_all_stopped(u) && t < pl->t_final &&
            !ot__progress_cancelled(pl->prog)) {
         report(u, (t - pl->t0) / (pl->t_final - pl->t0));
@@ -523,8 +557,10 @@ void ot__run_steps(ot__unit *u)
             break;
         }
         count_steps(u, t);
-        if (flag != OT__IG_ROOT_RETURN)
+        if (flag != OT__IG_ROOT_RETURN) {
+            check_crossings(u, t, dst);
             continue;
+        }
         const int rc = take_roots(u, t, dst, 0);
         if (rc < 0)
             break;
@@ -538,5 +574,7 @@ void ot__run_steps(ot__unit *u)
             count_steps(u, t);
         }
     }
+    ot__guard_free(u->guard);
+    u->guard = NULL;
     u->ops->stats(u);
 }

@@ -100,20 +100,21 @@ struct ot__unit {
     ot__ig *ig;
     ot__cb *cb; /* the unit's callback state; cv_msg gets the integrator's */
     int64_t lane0, k, n, np;
-    int has_ls;             /* the integrator has a linear solver (statistics) */
-    int report;             /* report progress as it goes (lockstep blocks) */
-    unsigned char *stopped; /* [k]: OT__LANE_* */
-    int *rootsfound;        /* [nroots * k] */
-    double *p;              /* [np, k]: the lanes' params, a copy handlers may change */
-    int64_t *at;            /* [k]: for emit, each lane's output index or -1 */
-    int64_t *next;          /* [k]: each lane's next output */
-    int64_t *knext;         /* [k]: each lane's next scheduled stop */
-    double *scratch;        /* [n, k] host: the state before handlers (steps) */
-    ot_lane_stats *before;  /* counters before the last restart (CVODE zeroes them) */
-    ot__record *steps;      /* ot_solve: the unit's record (width rows * k) */
-    double t_restart;       /* the unit's start, or its last restart */
-    int64_t reported;       /* progress reported so far (progress.h units) */
-    int64_t nfailed;        /* lanes OT__LANE_FAILED so far */
+    int has_ls;              /* the integrator has a linear solver (statistics) */
+    int report;              /* report progress as it goes (lockstep blocks) */
+    unsigned char *stopped;  /* [k]: OT__LANE_* */
+    int *rootsfound;         /* [nroots * k] */
+    double *p;               /* [np, k]: the lanes' params, a copy handlers may change */
+    int64_t *at;             /* [k]: for emit, each lane's output index or -1 */
+    int64_t *next;           /* [k]: each lane's next output */
+    int64_t *knext;          /* [k]: each lane's next scheduled stop */
+    double *scratch;         /* [n, k] host: the state before handlers (steps) */
+    ot_lane_stats *before;   /* counters before the last restart (CVODE zeroes them) */
+    ot__record *steps;       /* ot_solve: the unit's record (width rows * k) */
+    double t_restart;        /* the unit's start, or its last restart */
+    int64_t reported;        /* progress reported so far (progress.h units) */
+    int64_t nfailed;         /* lanes OT__LANE_FAILED so far */
+    struct ot__guard *guard; /* the run loop's, during a run (run/guard.h) */
 };
 
 /* A unit of k lanes from lane0 on integrator ig, the rest (arrays, flags)

@@ -131,3 +131,18 @@ test('stops: per-lane doses by onEvent (root -1 - k), against the superposition,
   assert.ok(Math.abs(late.ys.get(0, 0, 1) - dosed(1, 7, 0.5)) < 1e-8);
   late.dispose();
 });
+
+test('a ball solved past its accumulation time fails instead of falling through the floor (issue 23)', () => {
+  // e = 0.5 from 1 m: the bounces accumulate at t_inf = t_1 (1 + 2e / (1 - e)).
+  const tInf = Math.sqrt(2 / G) * 3;
+  for (const mode of ['lanes', 'lockstep']) {
+    const sol = ball(mode, { y0: [1, 0, 1, 0], params: [0.5, 0.5], tEval: [0.25, tInf + 1], options: { mode, maxEvents: 100000 } });
+    assert.equal(sol.ok, false, mode);
+    for (let b = 0; b < 2; b++) {
+      assert.equal(sol.status[b], 'OT_ERR_SOLVER', `${mode}: ${sol.message[b]}`);
+      assert.match(sol.message[b], /surface|pile up/);
+      assert.equal(sol.count[b], 1); // its output at 0.25, none below the floor
+    }
+    sol.dispose();
+  }
+});
