@@ -88,6 +88,8 @@ SET_AT_LEAST(ot_ode_set_max_events, int64_t, max_events, "max_events", 1, "")
 SET_AT_LEAST(ot_ode_set_lockstep_block, int64_t, lockstep_block, "lockstep_block", 0,
              " (0: chosen from the state count)")
 SET_AT_LEAST(ot_ode_set_threads, int, threads, "threads", 0, " (0: one per core)")
+SET_AT_LEAST(ot_ode_set_adjoint_steps, int64_t, adj_max_steps, "adjoint_steps", 0,
+             " (0: from the forward pass)")
 SET_AT_LEAST(ot_ode_set_krylov_dim, int, krylov_maxl, "krylov_dim", 0,
              " (0: SUNDIALS' 5)")
 
@@ -382,36 +384,28 @@ int ot_ode_set_max_order(ot_ode *ode, int max_order)
     return OT_OK;
 }
 
+/* Two tolerances of one option: finite and >= 0 each. */
+static int check_pair(const char *what_r, double rtol, const char *what_a, double atol)
+{
+    const int st = check_nonneg(what_r, rtol);
+    return st == OT_OK ? check_nonneg(what_a, atol) : st;
+}
+
 int ot_ode_set_sens_tolerances(ot_ode *ode, double rtol, double atol)
 {
     NEED_ODE("ot_ode_set_sens_tolerances");
-    int st = check_nonneg("sens_rtol", rtol);
-    if (st == OT_OK)
-        st = check_nonneg("sens_atol", atol);
-    if (st != OT_OK)
-        return st;
-    ode->sens_rtol = rtol;
-    ode->sens_atol = atol;
-    return OT_OK;
-}
-
-int ot_ode_set_adjoint_steps(ot_ode *ode, int64_t max_steps)
-{
-    NEED_ODE("ot_ode_set_adjoint_steps");
-    if (max_steps < 0)
-        return ot__fail(OT_ERR_VALUE,
-                        "adjoint_steps: %lld; must be >= 0 (0: from the forward pass)",
-                        (long long)max_steps);
-    ode->adj_max_steps = max_steps;
-    return OT_OK;
+    const int st = check_pair("sens_rtol", rtol, "sens_atol", atol);
+    if (st == OT_OK) {
+        ode->sens_rtol = rtol;
+        ode->sens_atol = atol;
+    }
+    return st;
 }
 
 int ot_ode_set_adjoint_tolerances(ot_ode *ode, double rtol, double atol)
 {
     NEED_ODE("ot_ode_set_adjoint_tolerances");
-    int st = check_nonneg("adjoint_rtol", rtol);
-    if (st == OT_OK)
-        st = check_nonneg("adjoint_atol", atol);
+    int st = check_pair("adjoint_rtol", rtol, "adjoint_atol", atol);
     if (st == OT_OK && !(rtol < 1))
         st = ot__fail(OT_ERR_VALUE, "adjoint_rtol: %g; must be < 1", rtol);
     if (st == OT_OK && (rtol == 0) != (atol == 0))
