@@ -99,12 +99,10 @@ static void cap_runaway_lanes(const ot__plan *pl, ot_solution *sol,
         (sizeof(double) +
          (uint64_t)pl->rows * ot_dtype_size((ot_dtype)pl->ode->out_dtype));
     uint64_t held = 0;
-    int64_t nt_max = 1;
+    const int64_t nt_max = ot__out_nt_max(sol->count, pl->nbatch);
     for (int64_t r = 0; r < (pl->nbatch + pl->block - 1) / pl->block; r++)
         held +=
             (uint64_t)records[r].cap * (uint64_t)(records[r].width + 1) * sizeof(double);
-    for (int64_t b = 0; b < pl->nbatch; b++)
-        nt_max = sol->count[b] > nt_max ? sol->count[b] : nt_max;
     const uint64_t budget = limit > held ? limit - held : 0;
     if ((uint64_t)nt_max <= budget / per_step && nt_max <= most)
         return;
@@ -148,9 +146,7 @@ static int gather_steps(const ot__plan *pl, ot_solution *sol, const ot__record *
         const int st =
             ot__out_gather_steps(&sol->ts, &sol->ys, records, pl->block, sol->count,
                                  pl->rows, pl->nbatch, (ot_dtype)pl->ode->out_dtype);
-        int64_t nt_max = 1;
-        for (int64_t b = 0; b < pl->nbatch; b++)
-            nt_max = sol->count[b] > nt_max ? sol->count[b] : nt_max;
+        const int64_t nt_max = ot__out_nt_max(sol->count, pl->nbatch);
         if (st != OT_ERR_NOMEM || nt_max <= 1)
             return st;
         most = nt_max / 2;

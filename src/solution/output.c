@@ -46,14 +46,19 @@ void ot__out_pad_host(ot_tensor *ys, ot_tensor *const *sens, int64_t nsens,
         }
 }
 
+int64_t ot__out_nt_max(const int64_t *count, int64_t nbatch)
+{
+    int64_t m = 1;
+    for (int64_t b = 0; b < nbatch; b++)
+        m = count[b] > m ? count[b] : m;
+    return m;
+}
+
 int ot__out_gather_steps(ot_tensor **ts_out, ot_tensor **ys_out,
                          const ot__record *records, int64_t block, const int64_t *count,
                          int64_t rows, int64_t nbatch, ot_dtype dtype)
 {
-    int64_t nt_max = 1;
-    for (int64_t b = 0; b < nbatch; b++)
-        if (count[b] > nt_max)
-            nt_max = count[b];
+    const int64_t nt_max = ot__out_nt_max(count, nbatch);
     const int64_t tshape[2] = {nt_max, nbatch}, yshape[3] = {rows, nt_max, nbatch};
     ot_tensor *tst = NULL, *yst = NULL;
     int st = ot__tensor_alloc(&tst, OT_F64, 2, tshape, "ts");

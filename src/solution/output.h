@@ -71,6 +71,10 @@ void ot__record_free(ot__record *r);
 void ot__out_pad_host(ot_tensor *ys, ot_tensor *const *sens, int64_t nsens,
                       const int64_t *count, int64_t rows, int64_t nbatch);
 
+/* The largest of count[0..nbatch), 1 at least: the steps every-step
+ * outputs are padded to. */
+int64_t ot__out_nt_max(const int64_t *count, int64_t nbatch);
+
 /* NaN-padded ts [nt_max, nbatch] and ys [rows, nt_max, nbatch] (dtype)
  * from the step records: records[k] holds lanes [k block, (k + 1) block),
  * each step [rows, lanes] (block 1: a record per lane). nt_max is the
