@@ -32,6 +32,7 @@
 
 struct ot__guard {
     int64_t n, np, nr, k;
+    int fired;               /* a judged root fired at the event being taken */
     signed char *armed;      /* [nr, k]: 1 while the lane must come back first */
     double *t_arm;           /* [nr, k]: when it was armed */
     double *wait;            /* [nr, k]: the time its return takes (|g| / |dg/dt|) */
@@ -115,9 +116,22 @@ static int motion(ot__guard *gd, const ot__unit *u, double t, const double *y, d
     return 0;
 }
 
+/* Whether a running lane's handled root with a direction fired: only
+ * those are judged (ot__guard_after). */
+static int judged_fired(const ot__guard *g, const ot__unit *u)
+{
+    const ot_ode *ode = u->plan->ode;
+    for (int64_t b = 0; b < g->k; b++)
+        for (int64_t r = 0; r < g->nr && u->stopped[b] == OT__LANE_RUNNING; r++)
+            if (u->rootsfound[b * g->nr + r] != 0 && ode->root_dir && ode->root_dir[r] &&
+                ot__event_action(ode, r) == OT_EVENT_HANDLE)
+                return 1;
+    return 0;
+}
+
 void ot__guard_before(ot__guard *g, const ot__unit *u, double t, const double *yd)
 {
-    if (g == NULL)
+    if (g == NULL || !(g->fired = judged_fired(g, u)))
         return;
     memcpy(g->ym, yd, (size_t)(g->n * g->k) * sizeof *yd);
     if (motion(g, u, t, g->ym, g->gm, g->dm) != 0)
@@ -126,7 +140,7 @@ void ot__guard_before(ot__guard *g, const ot__unit *u, double t, const double *y
 
 void ot__guard_after(ot__guard *g, ot__unit *u, double t, const double *yd)
 {
-    if (g == NULL || motion(g, u, t, yd, g->g, g->d) != 0)
+    if (g == NULL || !g->fired || motion(g, u, t, yd, g->g, g->d) != 0)
         return;
     const ot_ode *ode = u->plan->ode;
     const double resolution = 100 * DBL_EPSILON * fmax(fabs(t), 1.0);
