@@ -67,10 +67,14 @@ else ifeq ($(SUNDIALS),own)
 SUNB :=
 SUN_DIR := build/sundials-7
 SUN_STAMP := $(SUN_DIR)/.built
-SUN_CFLAGS := -I$(SUN_DIR)/include
+SUN_CFLAGS := -I$(SUN_DIR)/include -DOT_SUN_SCOPED
+# Our SUNDIALS allocates through src/core/sun_memory.c (scripts/sundials7.sh):
+# every link of it gets that allocator too, in an archive of its own after
+# SUNDIALS' (libodetensor has it already; a program of SUNDIALS alone not).
+SUN_MEMORY_A := $(SUN_DIR)/lib/libot_sun_memory.a
 SUNDIALS_LIBS := $(addprefix $(SUN_DIR)/lib/libsundials_,arkode.a cvodes.a nvecserial.a \
                  sunmatrixdense.a sunlinsoldense.a sunmatrixband.a sunlinsolband.a sunlinsolspgmr.a sunnonlinsolfixedpoint.a \
-                 sunnonlinsolnewton.a core.a)
+                 sunnonlinsolnewton.a core.a) $(SUN_MEMORY_A)
 else
 $(error SUNDIALS=$(SUNDIALS): use own (the default) or system)
 endif
@@ -92,7 +96,7 @@ LDLIBS_CORE := $(SUNDIALS_LIBS) -lm -pthread
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
-LIB_SRC := src/core/error.c src/core/memory.c \
+LIB_SRC := src/core/error.c src/core/memory.c src/core/sun_memory.c \
            src/tensor/layout.c src/tensor/view.c src/tensor/tensor.c \
            src/dlpack/dlpack.c \
            src/ode/ode.c \
@@ -147,12 +151,18 @@ $(B)/obj/%.o: %.c $(SUN_STAMP)
 	$(CC) $(ALL_CFLAGS) $(CHECK_OBJ_FLAGS) -c $< -o $@
 
 ifeq ($(SUNDIALS),own)
-$(SUN_STAMP):
+$(SUN_STAMP): scripts/sundials7.sh
 	@sh scripts/deps.sh build
 	sh scripts/sundials7.sh $(SUN_DIR)
+
+$(SUN_MEMORY_A): src/core/sun_memory.c src/core/sun_memory.h src/core/alloc.h $(SUN_STAMP)
+	$(CC) -std=c11 $(WARN) -O2 -g -fPIC -Isrc -DOT_SUN_SCOPED -c src/core/sun_memory.c \
+	    -o $(SUN_DIR)/lib/sun_memory.o
+	rm -f $@
+	ar rcs $@ $(SUN_DIR)/lib/sun_memory.o
 endif
 
-$(STATIC): $(LIB_OBJ)
+$(STATIC): $(LIB_OBJ) | $(SUN_MEMORY_A)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	ar rcs $@ $^
@@ -160,7 +170,7 @@ $(STATIC): $(LIB_OBJ)
 # The shared library carries our own SUNDIALS (static, position-independent)
 # and exports none of it (--exclude-libs), so a program that also links
 # another SUNDIALS, such as Debian's, gets no clash (test-install).
-$(SHARED): $(LIB_OBJ)
+$(SHARED): $(LIB_OBJ) | $(SUN_MEMORY_A)
 	$(CC) -shared $(SANFLAGS) -Wl,-soname,libodetensor.so.0 -Wl,--exclude-libs,ALL -o $@ $^ \
 	    $(LDLIBS_CORE)
 

@@ -26,7 +26,8 @@ CHECK_LIST := test-tsan
 HARDEN_DEPS := tsan
 else
 CHECK_LIST := test-headers test-readme test-install test-python test-examples \
-              test-cuda test-wasm test-wasm-browser test-wasm-pack test-c test-inject test-fuzz \
+              test-cuda test-wasm test-wasm-browser test-wasm-pack test-c test-inject \
+              test-malloc-fail test-fuzz \
               test-mpi
 HARDEN_DEPS := fuzz
 endif

@@ -5,17 +5,28 @@
 # position-independent (so libodetensor.so can carry it), 64-bit indices,
 # CVODES and ARKODE, and no logging (the library never prints). Debian's
 # binary libsundials-dev is built without optimisation; this one is about
-# 3x faster (BENCHMARKS.md). About 15 s on 2 cores; the log is DEST-build.log.
+# 3x faster (BENCHMARKS.md). SUNDIALS' allocations go to odetensor's
+# allocator (src/core/sun_memory.h: its objects are compiled with
+# -Dmalloc=ot__sun_malloc and so on), so that memory running out inside
+# SUNDIALS, which checks few of its mallocs, ends in OT_ERR_NOMEM and not in a
+# crash; whatever links these libraries links that allocator too (the
+# Makefile's libot_sun_memory.a). About 15 s on 2 cores; the log is
+# DEST-build.log. A build made with other settings is rebuilt.
 set -eu
 dest=${1:-build/sundials-7}
-[ -f "$dest/.built" ] && exit 0
+config="7.1.1 Release static pic int64 cvodes+arkode nolog sun_memory"
+if [ -f "$dest/.built" ] && [ "$(cat "$dest/.built")" = "$config" ]; then
+    touch "$dest/.built" # newer than this script, which make compares it with
+    exit 0
+fi
+alloc="-Dmalloc=ot__sun_malloc -Dcalloc=ot__sun_calloc -Drealloc=ot__sun_realloc -Dfree=ot__sun_free"
 src=$(dirname "$dest")/sundials-src-trixie
 sh "$(dirname "$0")/sundials-src.sh" "$src" trixie
 log=$dest-build.log
 bdir=$dest-build
 rm -rf "$bdir" "$dest"
 if ! { cmake -S "$src" -B "$bdir" -DCMAKE_BUILD_TYPE=Release \
-        -DCMAKE_INSTALL_PREFIX="$PWD/$dest" -DCMAKE_INSTALL_LIBDIR=lib \
+        -DCMAKE_INSTALL_PREFIX="$PWD/$dest" -DCMAKE_INSTALL_LIBDIR=lib -DCMAKE_C_FLAGS="$alloc" \
         -DBUILD_SHARED_LIBS=OFF -DBUILD_STATIC_LIBS=ON -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
         -DBUILD_CVODES=ON -DBUILD_ARKODE=ON -DBUILD_CVODE=OFF -DBUILD_IDA=OFF -DBUILD_IDAS=OFF \
         -DBUILD_KINSOL=OFF -DBUILD_FORTRAN_MODULE_INTERFACE=OFF -DENABLE_MPI=OFF \
@@ -29,5 +40,5 @@ if ! { cmake -S "$src" -B "$bdir" -DCMAKE_BUILD_TYPE=Release \
     exit 1
 fi
 rm -rf "$bdir"
-touch "$dest/.built"
+echo "$config" >"$dest/.built"
 echo "sundials7.sh: SUNDIALS 7.1.1 (Release, static) in $dest" >&2

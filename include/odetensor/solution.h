@@ -131,7 +131,9 @@ OT_API ot_tensor *ot_solution_take_sens(ot_solution *sol, int64_t j);
  * the padded outputs would not fit in memory; it keeps its first ones);
  * OT_ERR_ARG for b out of range. */
 OT_API int ot_solution_lane_status(const ot_solution *sol, int64_t b);
-/* Lane b's message ("" when it succeeded); valid while sol lives. */
+/* Lane b's message ("" when it succeeded; for OT_ERR_NOMEM without one,
+ * because memory ran out while storing it too, a fixed text); valid while
+ * sol lives. */
 OT_API const char *ot_solution_lane_message(const ot_solution *sol, int64_t b);
 /* Lane b's number of valid time points (nt for dense solves unless it failed
  * or stopped at a root). */

@@ -1,5 +1,6 @@
 /* The CVODE(S) settings shared by every driver. */
 #include "core/alloc.h"
+#include "core/sun_memory.h"
 #include "kit/cv_setup.h"
 #include "kit/sun_compat.h"
 
@@ -94,13 +95,14 @@ int ot__cv_sens_setup(void *cv, const ot_ode *ode, int np, N_Vector y, N_Vector 
 {
     int f = CVodeSetSensErrCon(cv, SUNTRUE);
     if (!f && (ode->sens_rtol > 0 || ode->sens_atol > 0)) {
-        double *atols = OT__MALLOC((size_t)np * sizeof *atols);
+        /* SUNDIALS' allocator: a scope that fails in the call frees it. */
+        double *atols = OT__SUN_MALLOC((size_t)np * sizeof *atols);
         if (atols == NULL)
             return CV_MEM_FAIL;
         for (int j = 0; j < np; j++)
             atols[j] = ode->sens_atol;
         f = OT__SUN_CALL(CVodeSensSStolerances(cv, ode->sens_rtol, atols), CV_MEM_FAIL);
-        free(atols);
+        OT__SUN_FREE(atols);
     } else if (!f && atolS) {
         f = OT__SUN_CALL(CVodeSensSVtolerances(cv, ode->rtol, atolS), CV_MEM_FAIL);
     } else if (!f) {

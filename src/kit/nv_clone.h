@@ -8,7 +8,7 @@
 
 #include <sundials/sundials_nvector.h>
 
-#include "core/alloc.h"
+#include "core/sun_memory.h"
 
 static inline N_Vector ot__nv_clone_any(N_Vector w, int empty)
 {
@@ -26,7 +26,9 @@ static inline N_Vector ot__nv_clone(N_Vector w) { return ot__nv_clone_any(w, 0);
  * nothing left allocated. Ownership: the caller's (N_VDestroyVectorArray). */
 static inline N_Vector *ot__nv_clone_array(int count, N_Vector w, int empty)
 {
-    N_Vector *vs = count > 0 ? (N_Vector *)OT__MALLOC((size_t)count * sizeof *vs) : NULL;
+    /* SUNDIALS frees the array (N_VDestroyVectorArray): its allocator. */
+    N_Vector *vs =
+        count > 0 ? (N_Vector *)OT__SUN_MALLOC((size_t)count * sizeof *vs) : NULL;
     for (int j = 0; vs != NULL && j < count; j++)
         if ((vs[j] = ot__nv_clone_any(w, empty)) == NULL) {
             N_VDestroyVectorArray(vs, j);

@@ -297,12 +297,10 @@ static void hand_over(ot__lanes_worker *w, const ot__sink *sk, int64_t b)
 
 /* ---- Entry ---------------------------------------------------------------- */
 
-void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
+static void solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
 {
     const ot__plan *pl = w->plan;
     ot_solution *sol = sk->sol;
-    if (pl->bad && pl->bad[b]) /* failed already, by its inputs */
-        return;
     w->lane = b;
     w->dq_evals = 0;
     w->sens_first = 1;
@@ -363,4 +361,48 @@ void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
     } else {
         ot__run_dense(u);
     }
+}
+
+typedef struct {
+    ot__lanes_worker *w;
+    int64_t b;
+    const ot__sink *sk;
+} lane_call;
+
+static int protected_lane(void *arg)
+{
+    const lane_call *c = arg;
+    solve_lane(c->w, c->b, c->sk);
+    return OT_OK;
+}
+
+void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
+{
+    const ot__plan *pl = w->plan;
+    ot_solution *sol = sk->sol;
+    if (pl->bad && pl->bad[b]) /* failed already, by its inputs */
+        return;
+    const char *which = ot__method(pl->ode->method)->ark ? "ARKODE" : "CVODE";
+    if (w->broken) {
+        char msg[120];
+        snprintf(msg, sizeof msg, "cannot allocate the %s solver", which);
+        ot__solution_fail_lane(sol, b, OT_ERR_NOMEM, msg);
+        sol->stats[b].final_time = ot__plan_t0(pl, b);
+        return;
+    }
+    const lane_call c = {w, b, sk};
+    if (ot__sun_protect(&w->scope, protected_lane, (void *)&c) != OT__SUN_NOMEM)
+        return;
+    /* Memory ran out inside SUNDIALS: the lane fails with what it reached
+     * (its outputs so far, its steps for ot_solve); the worker's SUNDIALS
+     * objects are dropped and made again for its next lane. */
+    ot__run_unit_abandon(&w->unit);
+    char msg[160];
+    snprintf(msg, sizeof msg,
+             "%s ran out of memory (an allocation inside it failed) after t = %g", which,
+             sol->stats[b].final_time);
+    ot__solution_fail_lane(sol, b, OT_ERR_NOMEM, msg);
+    if (pl->kind == OT__STEPS)
+        hand_over(w, sk, b);
+    ot__lanes_worker_renew(w);
 }

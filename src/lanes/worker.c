@@ -295,11 +295,74 @@ static int configure(ot__lanes_worker *w)
     return f ? OT_ERR_SOLVER : OT_OK;
 }
 
+/* The worker's SUNDIALS part (its context, vectors over its scratch, the
+ * integrator and its solvers), under w->scope. */
+static int build_sundials(void *arg)
+{
+    ot__lanes_worker *w = arg;
+    if (OT__SUN_CALL(ot__sun_context_new(&w->ctx, &w->cb), -1) != 0)
+        return OT_ERR_NOMEM;
+    w->y = OT__SUN_NEW(N_VMake_Serial(w->n, w->ys_scratch, w->ctx));
+    w->y0 = w->y ? OT__SUN_NEW(N_VMake_Serial(w->n, w->y0_scratch, w->ctx)) : NULL;
+    if (w->y0 == NULL)
+        return OT_ERR_NOMEM;
+    N_VConst(0.0, w->y);
+    return configure(w);
+}
+
+static int make_sundials(ot__lanes_worker *w)
+{
+    const int st = ot__sun_protect(&w->scope, build_sundials, w);
+    return st == OT__SUN_NOMEM ? OT_ERR_NOMEM : st;
+}
+
+/* Frees the SUNDIALS part: through SUNDIALS' destructors, or, when memory
+ * ran out inside SUNDIALS (its objects may be half built), by releasing the
+ * scope, without a call into SUNDIALS. */
+static void drop_sundials(ot__lanes_worker *w)
+{
+    const int alive = !w->scope.failed;
+    if (alive) {
+        const ot__ig_parts parts = {w->yS, w->atolS, (int)w->plan->ns, w->LS,
+                                    w->A,  w->NLS,   w->NLSsens};
+        ot__ig_free_all(&w->ig, &parts);
+    }
+    ot__run_adj_free(w->adj, alive); /* after CVodeFree, which frees CVODES' part */
+    if (alive) {
+        N_VDestroy(w->atolv);
+        N_VDestroy(w->y);
+        N_VDestroy(w->y0);
+        SUNContext_Free(&w->ctx);
+    }
+    ot__sun_scope_release(&w->scope);
+    memset(&w->ig, 0, sizeof w->ig);
+    w->ctx = NULL;
+    w->y = w->y0 = w->atolv = NULL;
+    w->A = NULL;
+    w->LS = NULL;
+    w->NLS = w->NLSsens = NULL;
+    w->yS = w->atolS = NULL;
+    w->adj = NULL;
+}
+
+int ot__lanes_worker_renew(ot__lanes_worker *w)
+{
+    drop_sundials(w);
+    ot__cb_reset(&w->cb);
+    const int st = make_sundials(w);
+    if (st != OT_OK) {
+        drop_sundials(w);
+        w->broken = 1;
+    }
+    return st == OT_OK ? OT_OK : OT_ERR_NOMEM;
+}
+
 int ot__lanes_worker_new(ot__lanes_worker **out, const ot__plan *pl)
 {
     ot__lanes_worker *w = OT__CALLOC(1, sizeof *w);
     if (w == NULL)
         return ot__fail(OT_ERR_NOMEM, "solve: cannot allocate a worker");
+    ot__sun_scope_init(&w->scope);
     w->plan = pl;
     w->n = pl->n;
     w->cb.cancel = pl->prog ? &pl->prog->cancelled : NULL;
@@ -334,14 +397,8 @@ int ot__lanes_worker_new(ot__lanes_worker **out, const ot__plan *pl)
     w->ev_scratch = OT__MALLOC(n * sizeof(double) + 1);
     int st = OT_ERR_NOMEM;
     if (ok && w->pbuf && w->pbar && w->plist && w->pwork && w->rootsfound &&
-        w->ev_scratch && OT__SUN_CALL(ot__sun_context_new(&w->ctx, &w->cb), -1) == 0) {
-        w->y = OT__SUN_NEW(N_VMake_Serial(pl->n, w->ys_scratch, w->ctx));
-        w->y0 = w->y ? OT__SUN_NEW(N_VMake_Serial(pl->n, w->y0_scratch, w->ctx)) : NULL;
-        if (w->y0) {
-            N_VConst(0.0, w->y);
-            st = configure(w);
-        }
-    }
+        w->ev_scratch)
+        st = make_sundials(w);
     if (st != OT_OK) {
         const int nomem = st == OT_ERR_NOMEM;
         char msg[sizeof w->cb.cv_msg];
@@ -360,14 +417,7 @@ void ot__lanes_worker_free(ot__lanes_worker *w)
 {
     if (w == NULL)
         return;
-    const ot__ig_parts parts = {w->yS, w->atolS, (int)w->plan->ns, w->LS,
-                                w->A,  w->NLS,   w->NLSsens};
-    ot__ig_free_all(&w->ig, &parts);
-    ot__run_adj_free(w->adj); /* after CVodeFree, which frees CVODES' part */
-    N_VDestroy(w->atolv);
-    N_VDestroy(w->y);
-    N_VDestroy(w->y0);
-    SUNContext_Free(&w->ctx);
+    drop_sundials(w);
     OT__FREE_ALL(w->ys_scratch, w->y0_scratch, w->yp_scratch, w->ym_scratch,
                  w->out_scratch, w->diff_scratch, w->sens_scratch, w->yS0, w->jac_scratch,
                  w->dfdp_scratch, w->pbuf, w->pbar, w->plist, w->pwork, w->rootsfound,

@@ -8,6 +8,7 @@
 #include <sundials/sundials_nonlinearsolver.h>
 #include <sundials/sundials_nvector.h>
 
+#include "core/sun_memory.h"
 #include "run/unit.h"
 #include "kit/callback.h"
 #include "kit/integ.h"
@@ -18,6 +19,11 @@ typedef struct {
     const ot__sink *sink; /* where its lanes go (set by lanes.c) */
     int64_t n;
     int64_t lane; /* the lane being solved, for messages */
+    /* The SUNDIALS part (ctx to adj): every object under scope; when
+     * memory runs out inside SUNDIALS it is dropped and made again
+     * (ot__lanes_worker_renew). */
+    ot__sun_scope scope;
+    int broken; /* it could not be made again: its lanes fail (OT_ERR_NOMEM) */
     SUNContext ctx;
     ot__ig ig;   /* CVODE(S) or ARKStep, per the problem's method */
     N_Vector y;  /* no own data: points at an output column or ys_scratch */
@@ -62,6 +68,11 @@ typedef struct {
  * @return OT_OK, OT_ERR_NOMEM or OT_ERR_SOLVER. */
 int ot__lanes_worker_new(ot__lanes_worker **out, const ot__plan *plan);
 void ot__lanes_worker_free(ot__lanes_worker *w);
+
+/* After memory ran out inside SUNDIALS during a lane (w->scope.failed):
+ * drops the worker's SUNDIALS objects and makes them again for its next
+ * lane. @return OT_OK, or OT_ERR_NOMEM with w->broken set. */
+int ot__lanes_worker_renew(ot__lanes_worker *w);
 
 /* Solves lane b into the sink; the lane's status, message, count, root and
  * statistics go into sink->sol. Never fails as a whole: a lane that cannot

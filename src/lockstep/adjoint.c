@@ -48,7 +48,9 @@ static const ot__run_adj_ops block_adj = {.rhs = call_rhs,
 void ot__lockstep_adjoint(ot__lockstep *L, const ot__sink *sk)
 {
     L->back.last = -1;
-    L->back.count = OT__CALLOC((size_t)L->nbatch, sizeof *L->back.count);
+    /* The scope's, as L->adj: both go with it if memory runs out inside
+     * SUNDIALS (core/sun_memory.h). */
+    L->back.count = OT__SUN_CALLOC((size_t)L->nbatch, sizeof *L->back.count);
     if (L->back.count == NULL ||
         ot__run_adj_new(&L->adj, &block_adj, L, L->plan, L->nbatch, L->y, L->ctx,
                         L->ig.mem, L->be->callbacks->quad, &L->dq_rhs_evals) != OT_OK) {
@@ -63,9 +65,9 @@ void ot__lockstep_adjoint(ot__lockstep *L, const ot__sink *sk)
          * that set the steps. */
         ot__lockstep_vector_blame(L->adj->yB, &L->back);
         ot__run_adjoint(&L->unit, L->adj);
-        ot__run_adj_free(L->adj);
+        ot__run_adj_free(L->adj, 1);
         L->adj = NULL;
     }
-    free(L->back.count);
+    OT__SUN_FREE(L->back.count);
     L->back.count = NULL;
 }

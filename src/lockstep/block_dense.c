@@ -8,6 +8,7 @@
 #include <sundials/sundials_dense.h>
 
 #include "core/alloc.h"
+#include "core/sun_memory.h"
 #include "lockstep/block_lu.h"
 #include "lockstep/lockstep.h"
 #include "kit/sun_compat.h"
@@ -28,7 +29,7 @@ static void destroy(SUNMatrix A)
         return;
     if (A->content)
         bc(A)->ops->data.free(bc(A)->data);
-    free(A->content);
+    OT__SUN_FREE(A->content);
     A->content = NULL;
     SUNMatFreeEmpty(A);
 }
@@ -65,7 +66,7 @@ SUNMatrix ot__block_matrix_new(sunindextype n, sunindextype nbatch,
                                               .scaleaddi = ops->scale_add_i,
                                               .matvec = ops->matvec};
     ot__block_content *c = A->content =
-        counted ? OT__CALLOC(1, sizeof *c) : calloc(1, sizeof *c);
+        counted ? OT__SUN_CALLOC(1, sizeof *c) : OT__SUN_RAW_CALLOC(1, sizeof *c);
     if (c)
         *c = (ot__block_content){n, nbatch,
                                  ops->data.alloc((size_t)(n * n * nbatch), counted), ops};
@@ -114,7 +115,7 @@ SUNLinearSolver ot__block_solver_new(sunindextype n, sunindextype nbatch,
                                      const ot__block_solver_ops *ops, SUNContext ctx)
 {
     SUNLinearSolver S = OT__SUN_NEW(SUNLinSolNewEmpty(ctx));
-    ot__block_solver_head *c = S ? OT__CALLOC(1, ops->size) : NULL;
+    ot__block_solver_head *c = S ? OT__SUN_CALLOC(1, ops->size) : NULL;
     if (c == NULL) {
         SUNLinSolFreeEmpty(S);
         return NULL;
@@ -137,7 +138,7 @@ int ot__block_solver_free(SUNLinearSolver S)
 {
     if (S == NULL)
         return 0;
-    free(S->content);
+    OT__SUN_FREE(S->content);
     S->content = NULL;
     SUNLinSolFreeEmpty(S);
     return 0;
@@ -147,11 +148,11 @@ int ot__block_solver_free(SUNLinearSolver S)
 
 static sunrealtype *alloc_data(size_t count, int counted)
 {
-    return counted ? OT__CALLOC(count, sizeof(sunrealtype))
-                   : calloc(count, sizeof(sunrealtype));
+    return counted ? OT__SUN_CALLOC(count, sizeof(sunrealtype))
+                   : OT__SUN_RAW_CALLOC(count, sizeof(sunrealtype));
 }
 
-static void free_data(sunrealtype *data) { free(data); }
+static void free_data(sunrealtype *data) { OT__SUN_FREE(data); }
 
 static int zero(SUNMatrix A)
 {
@@ -301,8 +302,8 @@ static int ls_solve(SUNLinearSolver S, SUNMatrix A, N_Vector x, N_Vector b,
 static int ls_free(SUNLinearSolver S)
 {
     if (S && S->content) {
-        free(sc(S)->pivots);
-        free(sc(S)->cols);
+        OT__SUN_FREE(sc(S)->pivots);
+        OT__SUN_FREE(sc(S)->cols);
     }
     return ot__block_solver_free(S);
 }
@@ -317,8 +318,8 @@ SUNLinearSolver ot__lockstep_block_solver_new(sunindextype n, sunindextype nbatc
     if (S == NULL)
         return NULL;
     solver_content *c = sc(S);
-    c->pivots = OT__MALLOC((size_t)(n * nbatch) * sizeof *c->pivots);
-    c->cols = c->pivots ? OT__MALLOC((size_t)n * sizeof *c->cols) : NULL;
+    c->pivots = OT__SUN_MALLOC((size_t)(n * nbatch) * sizeof *c->pivots);
+    c->cols = c->pivots ? OT__SUN_MALLOC((size_t)n * sizeof *c->cols) : NULL;
     if (c->cols == NULL) {
         ls_free(S);
         return NULL;

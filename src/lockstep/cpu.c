@@ -268,6 +268,41 @@ typedef struct {
     const ot__sink *sink;
 } blocks;
 
+typedef struct {
+    ot__lockstep *L;
+    const ot__plan *plan;
+    const ot__sink *sink;
+} block_call;
+
+static int set_up_and_solve(void *arg)
+{
+    const block_call *c = arg;
+    return ot__lockstep_solve(c->L, c->sink, make_solver(c->L, c->plan), "lockstep");
+}
+
+/* The block's setup and solve under its scope: when memory runs out inside
+ * SUNDIALS, the lanes still running fail with OT_ERR_NOMEM and the others
+ * keep what they reached (the call itself goes on: OT_OK). */
+static int solve_protected(ot__lockstep *L, const ot__plan *pl, const ot__sink *sk)
+{
+    const block_call c = {L, pl, sk};
+    const int st = ot__sun_protect(&L->scope, set_up_and_solve, (void *)&c);
+    if (st != OT__SUN_NOMEM)
+        return st;
+    ot__run_unit_abandon(&L->unit);
+    const char *which = ot__method(pl->ode->method)->ark ? "ARKODE" : "CVODE";
+    for (int64_t b = 0; b < L->nbatch; b++) {
+        if (L->stopped != NULL && L->stopped[b] != OT__LANE_RUNNING)
+            continue;
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "%s ran out of memory (an allocation inside it failed) after t = %g",
+                 which, sk->sol->stats[L->lane0 + b].final_time);
+        ot__solution_fail_lane(sk->sol, L->lane0 + b, OT_ERR_NOMEM, msg);
+    }
+    return OT_OK;
+}
+
 /* Block k: one lockstep integrator over its lanes, exactly as a solve of
  * those lanes alone. A block that cannot be set up fails its lanes with the
  * reason; the other blocks go on. */
@@ -286,7 +321,7 @@ static int64_t solve_block(void *state, int64_t k)
     ot__lockstep_init(&L, &sub, &cpu_backend);
     L.lane0 = lane0;
     L.unit.sink = bk->sink; /* lanes that fail alone in setup (init) */
-    const int st = ot__lockstep_solve(&L, bk->sink, make_solver(&L, &sub), "lockstep");
+    const int st = solve_protected(&L, &sub, bk->sink);
     for (int64_t b = 0; st != OT_OK && b < len; b++) {
         ot__solution_fail_lane(bk->sink->sol, lane0 + b, st, ot_last_error());
         bk->sink->sol->stats[lane0 + b].final_time = pl->t0;
@@ -315,7 +350,7 @@ int ot__lockstep_cpu_run(const ot__plan *pl, const ot__sink *sk)
     ot__lockstep L;
     ot__lockstep_init(&L, pl, &cpu_backend);
     L.unit.sink = sk; /* lanes that fail alone in setup (init) */
-    const int st = ot__lockstep_solve(&L, sk, make_solver(&L, pl), "lockstep");
+    const int st = solve_protected(&L, pl, sk);
     free_solver(&L);
     return st;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "core/alloc.h"
+#include "core/sun_memory.h"
 #include <nvector/nvector_serial.h>
 
 #include "lockstep/lockstep.h"
@@ -81,16 +82,17 @@ static sunrealtype wrms_mask(N_Vector x, N_Vector w, N_Vector id)
     return lane_norm(x, w, id);
 }
 
-/* The clone ops allocate with plain malloc, outside the injection points of
- * alloc.h: CVODE calls them through N_VClone, which in SUNDIALS 6.4.1 crashes
- * on a NULL clone (nv_clone.h), so a failure injected here would only test
- * that crash. odetensor's own clones (ot__nv_clone) count as points. */
+/* The clone ops allocate with SUNDIALS' allocator (it frees what they make:
+ * N_VDestroy_Serial) and outside the injection points of alloc.h: CVODE calls them
+ * through N_VClone, which in SUNDIALS 6.4.1 crashes on a NULL clone (nv_clone.h), so a
+ * failure injected here would only test that crash. odetensor's own clones (ot__nv_clone)
+ * count as points. */
 static N_Vector clone_empty(N_Vector w)
 {
     N_Vector v = N_VNewEmpty(w->sunctx);
-    lane_content *c = v ? malloc(sizeof *c) : NULL;
+    lane_content *c = v ? OT__SUN_RAW_MALLOC(sizeof *c) : NULL;
     if (c == NULL || N_VCopyOps(w, v) != 0) {
-        free(c);
+        OT__SUN_FREE(c);
         N_VDestroy(v);
         return NULL;
     }
@@ -107,7 +109,7 @@ static N_Vector clone(N_Vector w)
     if (v == NULL)
         return NULL;
     lane_content *c = content(v);
-    c->data = malloc((size_t)c->length * sizeof *c->data);
+    c->data = OT__SUN_RAW_MALLOC((size_t)c->length * sizeof *c->data);
     if (c->data == NULL) {
         N_VDestroy(v);
         return NULL;
@@ -125,7 +127,7 @@ N_Vector ot__lockstep_vector_new(sunindextype n, sunindextype nbatch, int plain_
                                  const unsigned char *stopped, SUNContext ctx)
 {
     N_Vector v = OT__SUN_NEW(N_VNew_Serial(n * nbatch, ctx));
-    lane_content *c = v ? OT__MALLOC(sizeof *c) : NULL;
+    lane_content *c = v ? OT__SUN_MALLOC(sizeof *c) : NULL;
     if (c == NULL) {
         N_VDestroy(v);
         return NULL;
@@ -137,7 +139,7 @@ N_Vector ot__lockstep_vector_new(sunindextype n, sunindextype nbatch, int plain_
     c->plain = plain_norm;
     c->stopped = stopped;
     c->blame = NULL;
-    free(v->content);
+    OT__SUN_FREE(v->content);
     v->content = c;
     v->ops->nvclone = clone;
     v->ops->nvcloneempty = clone_empty;

@@ -31,6 +31,7 @@
 #include <sundials/sundials_matrix.h>
 #include <sundials/sundials_nonlinearsolver.h>
 
+#include "core/sun_memory.h"
 #include "run/unit.h"
 #include "kit/callback.h"
 #include "kit/integ.h"
@@ -121,6 +122,7 @@ struct ot__lockstep {
     const ot__plan *plan; /* this block's plan: nbatch lanes, views at lane0 */
     int64_t lane0;        /* the block's first lane in the solution */
     int64_t n, nbatch, np, rows;
+    ot__sun_scope scope; /* every SUNDIALS object of the block (core/sun_memory.h) */
     SUNContext ctx;
     ot__ig ig;             /* CVODE(S) or ARKStep, per the problem's method */
     N_Vector y, yout, ewt; /* lane vectors [n, nbatch] */

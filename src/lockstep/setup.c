@@ -22,6 +22,7 @@ void ot__lockstep_init(ot__lockstep *L, const ot__plan *pl,
                        const ot__lockstep_backend *be)
 {
     memset(L, 0, sizeof *L);
+    ot__sun_scope_init(&L->scope);
     L->be = be;
     L->plan = pl;
     L->cb.cancel = pl->prog ? &pl->prog->cancelled : NULL;
@@ -37,31 +38,40 @@ void ot__lockstep_init(ot__lockstep *L, const ot__plan *pl,
 
 void ot__lockstep_free_common(ot__lockstep *L)
 {
-    const ot__ig_parts parts = {L->yS, L->atolS, (int)L->nsv, L->LS,
-                                L->A,  L->NLS,   L->NLSsens};
-    ot__ig_free_all(&L->ig, &parts);
-    N_VDestroy(L->y);
-    N_VDestroy(L->yout);
-    N_VDestroy(L->yr);
-    N_VDestroy(L->ewt);
-    N_VDestroy(L->atolv);
-    SUNContext_Free(&L->ctx);
+    /* Memory ran out inside SUNDIALS: its objects may be half built; the
+     * scope frees them (and the adjoint's parts) without SUNDIALS. */
+    if (L->scope.failed) {
+        ot__sun_scope_release(&L->scope);
+    } else {
+        const ot__ig_parts parts = {L->yS, L->atolS, (int)L->nsv, L->LS,
+                                    L->A,  L->NLS,   L->NLSsens};
+        ot__ig_free_all(&L->ig, &parts);
+        N_VDestroy(L->y);
+        N_VDestroy(L->yout);
+        N_VDestroy(L->yr);
+        N_VDestroy(L->ewt);
+        N_VDestroy(L->atolv);
+        SUNContext_Free(&L->ctx);
+        ot__sun_scope_release(&L->scope); /* what SUNDIALS itself left */
+    }
     OT__FREE_ALL(L->stopped, L->rootsfound, L->at, L->next, L->knext, L->scratch);
 }
 
-/* The per-lane atol vector from ode->atol_vec into L->atolv. */
+/* The per-lane atol vector from ode->atol_vec into L->atolv. The host
+ * copies here and below are SUNDIALS' allocator's: SUNDIALS calls run
+ * while they live, and a scope that fails there frees them. */
 static int atol_vector(ot__lockstep *L)
 {
     const int64_t n = L->n;
-    double *host = OT__MALLOC((size_t)(n * L->nbatch) * sizeof *host);
+    double *host = OT__SUN_MALLOC((size_t)(n * L->nbatch) * sizeof *host);
     if (host == NULL || (L->atolv = ot__nv_clone(L->y)) == NULL) {
-        free(host);
+        OT__SUN_FREE(host);
         return OT_ERR_NOMEM;
     }
     for (int64_t b = 0; b < L->nbatch; b++)
         memcpy(host + b * n, L->plan->ode->atol_vec, (size_t)n * sizeof *host);
     const int st = L->be->upload(L, L->atolv, host);
-    free(host);
+    OT__SUN_FREE(host);
     return st;
 }
 
@@ -69,9 +79,9 @@ static int atol_vector(ot__lockstep *L)
 static int sens_atol_vectors(ot__lockstep *L)
 {
     const int64_t n = L->n, np = L->np;
-    double *host = OT__MALLOC((size_t)(n * L->nbatch) * sizeof *host);
+    double *host = OT__SUN_MALLOC((size_t)(n * L->nbatch) * sizeof *host);
     if (host == NULL || (L->atolS = ot__nv_clone_array((int)L->nsv, L->y, 0)) == NULL) {
-        free(host);
+        OT__SUN_FREE(host);
         return OT_ERR_NOMEM;
     }
     int st = OT_OK;
@@ -79,7 +89,7 @@ static int sens_atol_vectors(ot__lockstep *L)
         ot__sens_atol(L->plan->ode, L->p, np, j, n, L->nbatch, host);
         st = L->be->upload(L, L->atolS[j], host);
     }
-    free(host);
+    OT__SUN_FREE(host);
     return st;
 }
 
@@ -102,7 +112,8 @@ static int configure(ot__lockstep *L)
         be->make_linear(L);
     int *dir = NULL; /* every lane's roots: the problem's directions */
     if (!f && ode->root_dir) {
-        if ((dir = OT__MALLOC((size_t)(ode->nroots * L->nbatch) * sizeof *dir)) == NULL)
+        if ((dir = OT__SUN_MALLOC((size_t)(ode->nroots * L->nbatch) * sizeof *dir)) ==
+            NULL)
             return OT_ERR_NOMEM;
         for (int64_t k = 0; k < ode->nroots * L->nbatch; k++)
             dir[k] = ode->root_dir[k % ode->nroots];
@@ -111,7 +122,7 @@ static int configure(ot__lockstep *L)
     f = f ? f
           : ot__ig_setup(&L->ig, pl, L, &L->cb, L->atolv, L->A, L->LS, c->jac, L->y,
                          L->ctx, &L->NLS, ode->nroots * L->nbatch, c->root, dir);
-    free(dir);
+    OT__SUN_FREE(dir);
     if (!f && pl->kind == OT__SENS) {
         f = OT__SUN_CALL(
             CVodeSensInit(cv, (int)L->nsv, CV_STAGGERED, be->callbacks->sens_rhs, L->yS),

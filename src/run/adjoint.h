@@ -101,8 +101,10 @@ struct ot__run_adj {
 int ot__run_adj_new(ot__run_adj **out, const ot__run_adj_ops *ops, void *mode,
                     const ot__plan *plan, int64_t k, N_Vector like, SUNContext ctx,
                     void *cv, CVQuadRhsFn fQ, int64_t *dq_evals);
-/* Frees a's parts and a; NULL is a no-op. */
-void ot__run_adj_free(ot__run_adj *a);
+/* Frees a's parts and a; NULL is a no-op. sundials_alive 0: memory ran
+ * out inside SUNDIALS (core/sun_memory.h), whose objects the owner's scope
+ * frees; only odetensor's own arrays are freed here. */
+void ot__run_adj_free(ot__run_adj *a, int sundials_alive);
 
 /* The forward quadrature of the integral term (each running lane's
  * integrand) at (t, y) into yQdot: the integrator's code. */

@@ -8,6 +8,7 @@
 #include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
 
 #include "core/alloc.h"
+#include "core/sun_memory.h"
 #include "kit/adjoint.h"
 #include "kit/dq.h"
 #include "kit/nv_clone.h"
@@ -199,9 +200,10 @@ static int quad_b(sunrealtype t, N_Vector y, N_Vector yB, N_Vector qBdot, void *
 
 /* ---- Setup and teardown ---------------------------------------------------- */
 
-void ot__run_adj_free(ot__run_adj *a)
+void ot__run_adj_free(ot__run_adj *a, int sundials_alive)
 {
-    if (a == NULL)
+    /* Dead: a and its arrays are the scope's too (below), freed with it. */
+    if (a == NULL || !sundials_alive)
         return;
     N_Vector vectors[] = {a->yB, a->qB, a->yQ};
     for (size_t i = 0; i < sizeof vectors / sizeof vectors[0]; i++)
@@ -209,15 +211,23 @@ void ot__run_adj_free(ot__run_adj *a)
     SUNLinSolFree(a->LSB);
     SUNMatDestroy(a->AB);
     SUNNonlinSolFree(a->NLSB);
-    OT__FREE_ALL(a->loss, a->gp, a->dgdy, a->point.work, a->point.dgdy, a->point.dgdp,
-                 a->J, a->D, a->f0, a->f1, a->yw, a->pp, a->inc, a->dqy, a->dqp, a);
+    double *arrays[] = {a->loss,       a->gp, a->dgdy, a->point.work, a->point.dgdy,
+                        a->point.dgdp, a->J,  a->D,    a->f0,         a->f1,
+                        a->yw,         a->pp, a->inc,  a->dqy,        a->dqp};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        OT__SUN_FREE(arrays[i]);
+    OT__SUN_FREE(a);
 }
 
 int ot__run_adj_new(ot__run_adj **out, const ot__run_adj_ops *ops, void *mode,
                     const ot__plan *pl, int64_t k, N_Vector like, SUNContext ctx,
                     void *cv, CVQuadRhsFn fQ, int64_t *dq_evals)
 {
-    ot__run_adj *a = OT__CALLOC(1, sizeof *a); /* no arrays, no backward problem yet */
+    /* a and its arrays in SUNDIALS' allocator: made while SUNDIALS objects
+     * are (under the owner's scope, core/sun_memory.h), they go with the
+     * scope if memory runs out inside SUNDIALS before *out is set. */
+    ot__run_adj *a =
+        OT__SUN_CALLOC(1, sizeof *a); /* no arrays, no backward problem yet */
     if (a == NULL)
         return OT_ERR_NOMEM;
     a->ops = ops;
@@ -252,7 +262,7 @@ int ot__run_adj_new(ot__run_adj **out, const ot__run_adj_ops *ops, void *mode,
                               one_np};
     int st = OT_OK;
     for (int i = 0; st == OT_OK && i < 15; i++)
-        if ((*slots[i] = OT__MALLOC(sizes[i] * sizeof(double))) == NULL)
+        if ((*slots[i] = OT__SUN_MALLOC(sizes[i] * sizeof(double))) == NULL)
             st = OT_ERR_NOMEM;
     /* lambda is a vector like the state: in lockstep its per-lane norm
      * and blame come with the clone. */
@@ -266,7 +276,7 @@ int ot__run_adj_new(ot__run_adj **out, const ot__run_adj_ops *ops, void *mode,
         st = f == 0 ? OT_OK : f == CV_MEM_FAIL ? OT_ERR_NOMEM : OT_ERR_SOLVER;
     }
     if (st != OT_OK) {
-        ot__run_adj_free(a);
+        ot__run_adj_free(a, 1);
         return st;
     }
     *out = a;

@@ -423,19 +423,18 @@ void ot__run_dense(ot__unit *u)
     /* Shared times, one lane's, or (per lane) the union of the lanes'.
      * Scheduled stops: one lane's, or the union. */
     const int shared = u->k == 1 || !pl->t_lanes;
-    double *owned = NULL, *ustops = NULL;
     const double *times = ot__plan_times(pl, u->lane0), *stops = NULL;
     int64_t nts = ot__plan_nt(pl, u->lane0), nus = 0, ks = 0;
     if (!shared) {
-        nts = union_of(u, ot__plan_times, ot__plan_nt, &owned);
-        times = owned;
+        nts = union_of(u, ot__plan_times, ot__plan_nt, &u->times_owned);
+        times = u->times_owned;
     }
     if (pl->stops && u->k == 1) {
         stops = ot__plan_stops(pl, u->lane0);
         nus = ot__plan_nstops(pl, u->lane0);
     } else if (pl->stops && nts >= 0) {
-        nus = union_of(u, ot__plan_stops, ot__plan_nstops, &ustops);
-        stops = ustops;
+        nus = union_of(u, ot__plan_stops, ot__plan_nstops, &u->stops_owned);
+        stops = u->stops_owned;
     }
     if (nts < 0 || nus < 0) {
         snprintf(u->cb->msg, sizeof u->cb->msg, "cannot allocate the lanes' times");
@@ -477,11 +476,17 @@ void ot__run_dense(ot__unit *u)
             break;
         report(u, (double)(i + 1) / (double)nts);
     }
-    free(owned);
-    free(ustops);
-    ot__guard_free(u->guard);
-    u->guard = NULL;
+    ot__run_unit_abandon(u); /* done with its times, stops and guard */
     u->ops->stats(u);
+}
+
+void ot__run_unit_abandon(ot__unit *u)
+{
+    free(u->times_owned);
+    free(u->stops_owned);
+    ot__guard_free(u->guard);
+    u->times_owned = u->stops_owned = NULL;
+    u->guard = NULL;
 }
 
 /* ---- Every step ------------------------------------------------------------ */

@@ -115,6 +115,10 @@ struct ot__unit {
     int64_t reported;        /* progress reported so far (progress.h units) */
     int64_t nfailed;         /* lanes OT__LANE_FAILED so far */
     struct ot__guard *guard; /* the run loop's, during a run (run/guard.h) */
+    /* During ot__run_dense: the union of the lanes' times and stops (NULL
+     * when they share them); the unit's, so that a run abandoned in
+     * flight (ot__run_unit_abandon) leaves nothing allocated. */
+    double *times_owned, *stops_owned;
 };
 
 /* A unit of k lanes from lane0 on integrator ig, the rest (arrays, flags)
@@ -152,6 +156,10 @@ int ot__run_call_out(const ot_ode *ode, ot__cb *cb, int64_t lane, double t,
 void ot__run_lane_fails(ot__unit *u, int64_t b, int status, const char *msg);
 /* Every running lane fails (ops->fail). */
 void ot__run_unit_fails(ot__unit *u, int status, double t, const char *what, int solver);
+
+/* A run of u cut short inside SUNDIALS (memory ran out under its scope,
+ * core/sun_memory.h): frees what the run loop had allocated for it. */
+void ot__run_unit_abandon(ot__unit *u);
 /* The integrator failed (flag, message what): when one lane explains it
  * (ops->blame), that lane fails alone with its own status and message;
  * else every running lane fails, at t. @return 1 a lane left and others

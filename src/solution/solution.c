@@ -206,7 +206,11 @@ const char *ot_solution_lane_message(const ot_solution *sol, int64_t b)
 {
     if (ot__solution_check_lane(sol, b, "ot_solution_lane_message") != OT_OK)
         return "";
-    return sol->message && sol->message[b] ? sol->message[b] : "";
+    if (sol->message && sol->message[b])
+        return sol->message[b];
+    /* A lane out of memory whose message found none either still says so. */
+    return sol->status[b] == OT_ERR_NOMEM ? "out of memory (no memory to store more)"
+                                          : "";
 }
 
 int64_t ot_solution_lane_count(const ot_solution *sol, int64_t b)
