@@ -18,6 +18,7 @@
 #   make wasm-demo        serve the browser demo on http://127.0.0.1:8123/demo/
 #   make js-constants     rewrite the JS constants from the C headers (after an enum grew)
 #   make mpi              the MPI layer, its tests, example and benchmark (mk/mpi.mk)
+#   make python           the Python package (bindings/python, mk/python.mk)
 #   make fuzz FUZZ_TIME=600  the libFuzzer targets, longer (check runs them 20 s each)
 #
 # Benchmarks (BENCHMARKS.md)
@@ -278,9 +279,6 @@ test-install: $(STATIC) $(SHARED) test-readme
 test-c: $(B)/tests/check_odetensor
 	$(SAN_ENV) $(B)/tests/check_odetensor
 
-test-python: $(SHARED)
-	$(PY_ENV) ODETENSOR_LIB=$(abspath $(SHARED)) $(PYTHON) tests/python/test_numpy_dlpack.py
-
 demo: deps
 	@$(MAKE) --no-print-directory $(B)/examples/robertson
 	@mkdir -p $(B)/demo
@@ -404,7 +402,9 @@ FORMAT_FILES = $(wildcard include/*.h include/odetensor/*.h src/*/*.c src/*/*.h 
                           bench/*.c bench/wasm/*.c tests/fuzz/*.c tests/fuzz/*.h tests/inject/*.c \
                           bench/robertson.h bench/robertson_ot.h bindings/wasm/src/*.c bindings/wasm/src/*.h bindings/wasm/test/*.c \
                           include/odetensor_mpi.h tests/mpi/*.c \
-                          examples/mpi/*.c bench/mpi/*.c tests/install/*.c)
+                          examples/mpi/*.c bench/mpi/*.c tests/install/*.c \
+                          bindings/python/src/*.c bindings/python/src/*.h bindings/python/tests/*.c \
+                          tests/inject/*.h)
 
 lint:
 	@sh scripts/deps.sh lint
@@ -428,6 +428,7 @@ ifeq ($(VALGRIND)$(TSAN),00)
 CHECK_LIST += test-million
 endif
 include mk/inject.mk
+include mk/python.mk
 include mk/bench-wasm.mk
 include mk/mpi.mk
 

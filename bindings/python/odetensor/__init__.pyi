@@ -1,0 +1,128 @@
+"""Type stubs of the odetensor package (bindings/python)."""
+import ctypes
+from typing import Any, Callable, Optional, Sequence, Union
+
+import numpy as np
+import numpy.typing as npt
+
+ArrayIn = Any  # a NumPy array, any object with __dlpack__ or the buffer protocol, a list
+Compiled = Union[int, "ctypes._CFuncPtr", Any]  # a numba cfunc, a ctypes pointer, an address
+Callback = Callable[..., Optional[Union[int, np.ndarray]]]
+
+METHODS: dict[str, int]
+LINEAR_SOLVERS: dict[str, int]
+MODES: dict[str, int]
+DIRECTIONS: dict[str, int]
+ACTIONS: dict[str, int]
+STATS: tuple[str, ...]
+FLAT_SIGNATURE: type
+
+class OdeTensorError(Exception):
+    """args: (status name, status code, message)."""
+
+class Cancelled(KeyboardInterrupt):
+    result: "Result"
+
+class Problem:
+    nstates: int
+    rhs: Union[Callback, Compiled]
+    nparams: int
+    jac: Optional[Union[Callback, Compiled]]
+    init: Optional[Callback]
+    out: Optional[Callback]
+    nout: int
+    roots: Optional[Callback]
+    nroots: int
+    root_directions: Optional[Sequence[Union[str, int]]]
+    event_actions: Optional[Sequence[Union[str, int]]]
+    on_event: Optional[Callable[[float, int, np.ndarray, np.ndarray, int], Optional[int]]]
+    dfdp: Optional[Callback]
+    rhs_explicit: Optional[Callback]
+    method: Optional[str]
+    linear_solver: Optional[str]
+    bandwidths: Optional[tuple[int, int]]
+    krylov_dim: Optional[int]
+    mode: Optional[str]
+    threads: Optional[int]
+    lockstep_block: Optional[int]
+    rtol: Optional[float]
+    atol: Optional[Union[float, ArrayIn]]
+    t0: Optional[float]
+    first_step: Optional[float]
+    max_step: Optional[float]
+    max_steps: Optional[int]
+    max_order: Optional[int]
+    stability_limit_detection: Optional[bool]
+    max_events: Optional[int]
+    sens_rtol: Optional[float]
+    sens_atol: Optional[float]
+    sens_initial: Optional[bool]
+    adjoint_max_steps: Optional[int]
+    adjoint_rtol: Optional[float]
+    adjoint_atol: Optional[float]
+    output_dtype: Optional[str]
+    progress: Optional[Callable[[int, int], Any]]
+    user: Optional[int]
+    def __init__(self, nstates: int, rhs: Union[Callback, Compiled], nparams: int = ...,
+                 jac: Optional[Union[Callback, Compiled]] = ..., init: Optional[Callback] = ...,
+                 out: Optional[Callback] = ..., nout: int = ...,
+                 roots: Optional[Callback] = ..., nroots: int = ...,
+                 root_directions: Optional[Sequence[Union[str, int]]] = ...,
+                 event_actions: Optional[Sequence[Union[str, int]]] = ...,
+                 on_event: Optional[Callable[..., Optional[int]]] = ...,
+                 dfdp: Optional[Callback] = ..., rhs_explicit: Optional[Callback] = ...,
+                 method: Optional[str] = ..., linear_solver: Optional[str] = ...,
+                 bandwidths: Optional[tuple[int, int]] = ..., krylov_dim: Optional[int] = ...,
+                 mode: Optional[str] = ..., threads: Optional[int] = ...,
+                 lockstep_block: Optional[int] = ..., rtol: Optional[float] = ...,
+                 atol: Optional[Union[float, ArrayIn]] = ..., t0: Optional[float] = ...,
+                 first_step: Optional[float] = ..., max_step: Optional[float] = ...,
+                 max_steps: Optional[int] = ..., max_order: Optional[int] = ...,
+                 stability_limit_detection: Optional[bool] = ...,
+                 max_events: Optional[int] = ..., sens_rtol: Optional[float] = ...,
+                 sens_atol: Optional[float] = ..., sens_initial: Optional[bool] = ...,
+                 adjoint_max_steps: Optional[int] = ..., adjoint_rtol: Optional[float] = ...,
+                 adjoint_atol: Optional[float] = ..., output_dtype: Optional[str] = ...,
+                 progress: Optional[Callable[[int, int], Any]] = ...,
+                 user: Optional[int] = ...) -> None: ...
+
+class Result:
+    ts: npt.NDArray[np.float64]
+    ys: np.ndarray
+    status: list[str]
+    status_code: npt.NDArray[np.int32]
+    message: list[str]
+    errors: list[Optional[BaseException]]
+    count: npt.NDArray[np.int64]
+    root_index: npt.NDArray[np.int64]
+    root_time: npt.NDArray[np.float64]
+    stats: dict[str, np.ndarray]
+    sens: list[np.ndarray]
+    grad_loss: Optional[npt.NDArray[np.float64]]
+    grad_params: Optional[npt.NDArray[np.float64]]
+    grad_y0: Optional[npt.NDArray[np.float64]]
+    events: Optional[dict[str, np.ndarray]]
+    adjoint_bytes: Optional[npt.NDArray[np.int64]]
+    tensors: dict[str, Any]
+    @property
+    def nbatch(self) -> int: ...
+    @property
+    def nfailed(self) -> int: ...
+    @property
+    def ok(self) -> bool: ...
+
+def solve_dense(problem: Problem, y0: Optional[ArrayIn], params: Optional[ArrayIn],
+                t_eval: ArrayIn, *, copy: bool = ...) -> Result: ...
+def solve_dense_with(problem: Problem, y0: Optional[ArrayIn], params: Optional[ArrayIn],
+                     t_eval: ArrayIn, *, stops: Optional[ArrayIn] = ...,
+                     t0: Optional[ArrayIn] = ..., copy: bool = ...) -> Result: ...
+def solve(problem: Problem, y0: Optional[ArrayIn], params: Optional[ArrayIn],
+          final_time: float, *, copy: bool = ...) -> Result: ...
+def solve_fwd_sens(problem: Problem, y0: Optional[ArrayIn], params: Optional[ArrayIn],
+                   t_eval: ArrayIn, *, copy: bool = ...) -> Result: ...
+def solve_adjoint(problem: Problem, y0: Optional[ArrayIn], params: Optional[ArrayIn],
+                  t_eval: ArrayIn, data: ArrayIn, *, weights: Optional[ArrayIn] = ...,
+                  copy: bool = ...) -> Result: ...
+def callback_lane() -> int: ...
+
+__version__: str

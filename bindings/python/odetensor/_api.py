@@ -1,0 +1,394 @@
+"""odetensor's Python API: a Problem and its solves, over the C library.
+
+Arrays go in as any object with the buffer protocol or ``__dlpack__``
+(NumPy, PyTorch, ...), column-major ``[n, nbatch]`` as in C: a C-ordered
+2-D array is refused with a message naming ``np.asfortranarray``, unless
+``copy=True`` lets the binding copy it. Results are NumPy views of the
+tensors the library allocated (no copy), which stay alive as long as any
+view or DLPack export of them does.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from . import _core
+
+OdeTensorError = _core.OdeTensorError
+
+METHODS = {
+    "bdf": 1, "adams": 2, "bs32": 3, "dp54": 4, "verner65": 5, "esdirk32": 6,
+    "esdirk43": 7, "esdirk54": 8, "imex32": 9, "imex43": 10, "imex54": 11,
+}
+LINEAR_SOLVERS = {"dense": 1, "band": 2, "gmres": 3}
+MODES = {"lanes": 1, "lockstep": 2}
+DIRECTIONS = {"falling": -1, "both": 0, "rising": 1}
+ACTIONS = {"stop": 0, "record": 1, "handle": 2}
+DTYPES = {"float32": 1, "float64": 2}
+STATS = ("steps", "rhs_evals", "jac_rhs_evals", "jac_evals", "lin_setups",
+         "err_test_fails", "nonlin_iters", "nonlin_fails", "lin_iters",
+         "final_time", "adj_steps", "adj_max_steps")
+
+#: The C signature of a compiled rhs or jac (ctypes): returns 0, > 0 to
+#: retry with a smaller step, < 0 to fail the lane; y [n, k], p [np, k] and
+#: out (rhs [n, k], jac [n, n, k] zeroed) compact column-major.
+FLAT_SIGNATURE = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.c_double, ctypes.POINTER(ctypes.c_double),
+    ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_double),
+    ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
+
+
+class Cancelled(KeyboardInterrupt):
+    """Ctrl-C (or a callback's KeyboardInterrupt) cancelled a solve; the
+    lanes that had not finished report OT_ERR_CANCELLED in ``result``."""
+
+    def __init__(self, result: "Result"):
+        super().__init__("odetensor: the solve was cancelled; its result is .result")
+        self.result = result
+
+
+def _address(f: Any, name: str) -> Optional[int]:
+    """The address of a compiled callback, or None for a Python callable."""
+    if f is None or isinstance(f, int) and not isinstance(f, bool):
+        return f
+    if hasattr(f, "address") and hasattr(f, "ctypes"):  # a numba cfunc
+        return int(f.address)
+    if isinstance(f, ctypes._CFuncPtr):
+        return ctypes.cast(f, ctypes.c_void_p).value
+    if type(f).__name__ == "LowLevelCallable":  # scipy.LowLevelCallable
+        return ctypes.cast(f.function, ctypes.c_void_p).value if isinstance(
+            f.function, ctypes._CFuncPtr) else _capsule_pointer(f.function)
+    if callable(f):
+        return None
+    raise TypeError(f"{name}: a {type(f).__name__} is neither callable nor a compiled "
+                    "function (a numba cfunc, a ctypes function pointer, an address)")
+
+
+def _capsule_pointer(capsule: Any) -> int:
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype = ctypes.c_void_p
+    get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    name = ctypes.pythonapi.PyCapsule_GetName
+    name.restype = ctypes.c_char_p
+    name.argtypes = [ctypes.py_object]
+    return get(capsule, name(capsule))
+
+
+def _names(values: Optional[Sequence[Any]], table: dict, what: str) -> Optional[list]:
+    if values is None:
+        return None
+    out = []
+    for i, v in enumerate(values):
+        if isinstance(v, str):
+            if v not in table:
+                raise ValueError(f"{what}[{i}]: {v!r}; expected one of {sorted(table)}")
+            out.append(table[v])
+        else:
+            out.append(int(v))
+    return out
+
+
+def _choice(value: Any, table: dict, what: str) -> Optional[int]:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if value not in table:
+            raise ValueError(f"{what}: {value!r}; expected one of {sorted(table)}")
+        return table[value]
+    return int(value)
+
+
+@dataclass
+class Problem:
+    """An ODE system dy/dt = rhs(t, y, p) and its solver options.
+
+    Callbacks are Python callables over ``[n, k]`` NumPy views (k lanes at
+    once: 1 in lanes mode, a block in lockstep), written in place and valid
+    only during the call; they return None (or an int: > 0 retry with a
+    smaller step, < 0 fail the lane). ``rhs(t, y, p, dydt)``,
+    ``jac(t, y, p, J)`` (J [n, n, k], zeroed), ``init(p, y0)``,
+    ``out(t, y, p, o)`` (o [nout, k]), ``roots(t, y, p, g)`` (g [nroots, k]),
+    ``dfdp(t, y, p, D)`` (D [n, np, k]), ``on_event(t, root, y, p, lane)``
+    (y [n] and p [np] of the lane, writable). rhs and jac may instead be
+    compiled functions of FLAT_SIGNATURE (a numba cfunc, a ctypes pointer,
+    a scipy.LowLevelCallable or an address): no interpreter is entered and
+    lanes mode runs on every core. With a Python rhs the default mode is
+    lockstep (one call per block); lanes mode then calls Python per lane
+    and per step, which is slow.
+    """
+
+    nstates: int
+    rhs: Any
+    nparams: int = 0
+    jac: Any = None
+    init: Optional[Callable] = None
+    out: Optional[Callable] = None
+    nout: int = 0
+    roots: Optional[Callable] = None
+    nroots: int = 0
+    root_directions: Optional[Sequence[Any]] = None
+    event_actions: Optional[Sequence[Any]] = None
+    on_event: Optional[Callable] = None
+    dfdp: Optional[Callable] = None
+    rhs_explicit: Optional[Callable] = None
+    method: Any = None
+    linear_solver: Any = None
+    bandwidths: Optional[tuple] = None
+    krylov_dim: Optional[int] = None
+    mode: Any = None
+    threads: Optional[int] = None
+    lockstep_block: Optional[int] = None
+    rtol: Optional[float] = None
+    atol: Any = None
+    t0: Optional[float] = None
+    first_step: Optional[float] = None
+    max_step: Optional[float] = None
+    max_steps: Optional[int] = None
+    max_order: Optional[int] = None
+    stability_limit_detection: Optional[bool] = None
+    max_events: Optional[int] = None
+    sens_rtol: Optional[float] = None
+    sens_atol: Optional[float] = None
+    sens_initial: Optional[bool] = None
+    adjoint_max_steps: Optional[int] = None
+    adjoint_rtol: Optional[float] = None
+    adjoint_atol: Optional[float] = None
+    output_dtype: Any = None
+    progress: Optional[Callable[[int, int], Any]] = None
+    user: Any = None  # a compiled callback's user pointer (an int address)
+
+    def _spec(self) -> "_Spec":
+        return _Spec(self)
+
+
+class _Spec:
+    """The attributes the C side reads (module.c), each None or a value."""
+
+    def __init__(self, p: Problem):
+        self.nstates, self.nparams = int(p.nstates), int(p.nparams)
+        self.c_rhs = _address(p.rhs, "rhs")
+        self.rhs = None if self.c_rhs is not None else p.rhs
+        if p.rhs is None:
+            raise TypeError("rhs: required (a callable or a compiled function)")
+        self.c_jac = _address(p.jac, "jac")
+        self.jac = None if self.c_jac is not None else p.jac
+        self.c_user = None if p.user is None else int(p.user)
+        if self.c_rhs is not None and (p.init or p.out or p.roots or p.dfdp):
+            pass  # a compiled rhs combines with Python init/out/roots
+        self.init, self.out, self.roots = p.init, p.out, p.roots
+        self.nout = int(p.nout) if p.out is not None else 0
+        self.nroots = int(p.nroots) if p.roots is not None else 0
+        self.root_directions = _names(p.root_directions, DIRECTIONS, "root_directions")
+        self.event_actions = _names(p.event_actions, ACTIONS, "event_actions")
+        self.on_event, self.dfdp, self.rhs_explicit = p.on_event, p.dfdp, p.rhs_explicit
+        self.method = _choice(p.method, METHODS, "method")
+        self.linear_solver = _choice(p.linear_solver, LINEAR_SOLVERS, "linear_solver")
+        mode = p.mode
+        if mode is None and self.c_rhs is None:
+            mode = "lockstep"  # a Python rhs: one call per block, not per lane
+        self.mode = _choice(mode, MODES, "mode")
+        self.mupper = self.mlower = None
+        if p.bandwidths is not None:
+            self.mupper, self.mlower = (int(b) for b in p.bandwidths)
+        self.krylov_dim, self.threads = p.krylov_dim, p.threads
+        self.lockstep_block, self.rtol, self.t0 = p.lockstep_block, p.rtol, p.t0
+        self.atol = self.atol_vector = None
+        if p.atol is not None:
+            if np.ndim(p.atol) == 0:
+                self.atol = float(p.atol)
+            else:
+                self.atol_vector = np.ascontiguousarray(p.atol, dtype=np.float64)
+        self.first_step, self.max_step = p.first_step, p.max_step
+        self.max_steps, self.max_order = p.max_steps, p.max_order
+        self.stability_limit_detection = (None if p.stability_limit_detection is None
+                                          else int(bool(p.stability_limit_detection)))
+        self.max_events = p.max_events
+        if (p.sens_rtol is None) != (p.sens_atol is None):
+            raise ValueError("sens_rtol and sens_atol: give both or neither")
+        self.sens_rtol, self.sens_atol = p.sens_rtol, p.sens_atol
+        self.sens_initial = None if p.sens_initial is None else int(bool(p.sens_initial))
+        self.adjoint_max_steps = p.adjoint_max_steps
+        if (p.adjoint_rtol is None) != (p.adjoint_atol is None):
+            raise ValueError("adjoint_rtol and adjoint_atol: give both or neither")
+        self.adjoint_rtol, self.adjoint_atol = p.adjoint_rtol, p.adjoint_atol
+        self.output_dtype = _choice(p.output_dtype, DTYPES, "output_dtype")
+        self.progress = p.progress
+
+
+def _array(x: Any, name: str, copy: bool) -> Any:
+    """An input as the C side takes it: arrays (buffer protocol or
+    __dlpack__) as they are, no copy; lists, tuples and numbers as float64
+    arrays; with copy=True a NumPy array is made column-major (a copy where
+    it was not). Anything else goes on to be refused with its name."""
+    if x is None:
+        return None
+    if isinstance(x, (list, tuple, int, float)) and not isinstance(x, bool):
+        return np.asfortranarray(np.asarray(x, dtype=np.float64))
+    if copy and (isinstance(x, np.ndarray) or hasattr(x, "__array__")):
+        return np.asfortranarray(x)
+    return x
+
+
+@dataclass
+class Result:
+    """A solve's result. Arrays are NumPy views of the library's tensors.
+
+    ts [nt] (or [nt, nbatch]), ys [n|nout, nt, nbatch]; sens[j] as ys for
+    parameter j; grad_loss [nbatch], grad_params [np, nbatch], grad_y0
+    [n, nbatch] (the adjoint); per lane: status (names), status_code,
+    message, errors (the exception a callback raised, or None), count,
+    root_index, root_time, stats (a dict of arrays), events (times, roots,
+    before, after, count). Lanes fail alone: their failures are here, never
+    raised.
+    """
+
+    ts: np.ndarray
+    ys: np.ndarray
+    status: list
+    status_code: np.ndarray
+    message: list
+    errors: list
+    count: np.ndarray
+    root_index: np.ndarray
+    root_time: np.ndarray
+    stats: dict
+    sens: list = field(default_factory=list)
+    grad_loss: Optional[np.ndarray] = None
+    grad_params: Optional[np.ndarray] = None
+    grad_y0: Optional[np.ndarray] = None
+    events: Optional[dict] = None
+    adjoint_bytes: Optional[np.ndarray] = None
+    tensors: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def nbatch(self) -> int:
+        return len(self.status)
+
+    @property
+    def nfailed(self) -> int:
+        return int(np.count_nonzero(self.status_code))
+
+    @property
+    def ok(self) -> bool:
+        return self.nfailed == 0
+
+
+def _view(t: Any) -> Optional[np.ndarray]:
+    return None if t is None else np.asarray(t)
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _result(d: dict) -> Result:
+    code = np.asarray(d["status"], dtype=np.int32)
+    errors: list = [None] * len(code)
+    message = list(d["message"])
+    raised = d["errors"]
+    batch = d["batch_error"]
+    interrupted = d["interrupt"] is not None
+    for b in range(len(code)):
+        if code[b] == 0:
+            continue
+        if interrupted and b not in raised and code[b] == _CALLBACK:
+            # the callback that saw Ctrl-C (or raised KeyboardInterrupt) stopped it
+            code[b] = _CANCELLED
+            message[b] = "cancelled by KeyboardInterrupt; " + message[b]
+            continue
+        entry = raised.get(b, batch if not raised else None)
+        if entry is not None:
+            name, exc = entry
+            errors[b] = exc
+            message[b] = f"{name} raised {_describe(exc)}; {message[b]}"
+    stats_rows = np.asarray(d["stats"], dtype=np.float64).reshape(len(code), len(STATS))
+    stats = {k: (stats_rows[:, i] if k == "final_time" else stats_rows[:, i].astype(np.int64))
+             for i, k in enumerate(STATS)}
+    g = d["grads"]
+    ev = d["events"]
+    events = None
+    if ev[0] is not None:
+        events = {"times": _view(ev[0]), "roots": _view(ev[1]), "before": _view(ev[2]),
+                  "after": _view(ev[3]),
+                  "count": np.asarray(d["event_count"], dtype=np.int64)}
+    tensors = {"ts": d["ts"], "ys": d["ys"], "sens": d["sens"], "grads": g, "events": ev}
+    return Result(
+        ts=_view(d["ts"]), ys=_view(d["ys"]),
+        status=[_core.status_name(int(c)) for c in code], status_code=code,
+        message=message, errors=errors,
+        count=np.asarray(d["count"], dtype=np.int64),
+        root_index=np.asarray(d["root_index"], dtype=np.int64),
+        root_time=np.asarray(d["root_time"], dtype=np.float64),
+        stats=stats, sens=[_view(s) for s in d["sens"]],
+        grad_loss=_view(g[0]), grad_params=_view(g[1]), grad_y0=_view(g[2]),
+        events=events, adjoint_bytes=np.asarray(d["adjoint_bytes"], dtype=np.int64),
+        tensors=tensors)
+
+
+_DENSE, _STEPS, _SENS, _ADJ, _WITH = range(5)
+_CALLBACK, _CANCELLED = -13, -15
+
+
+def _solve(problem: Problem, kind: int, y0: Any, params: Any, t_eval: Any = None,
+           final_time: float = 0.0, stops: Any = None, t0: Any = None,
+           data: Any = None, weights: Any = None, copy: bool = False) -> Result:
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem: a {type(problem).__name__}; expected odetensor.Problem")
+    spec = problem._spec()
+    d = _core.solve(spec, kind, _array(y0, "y0", copy), _array(params, "params", copy),
+                    _array(t_eval, "t_eval", copy), float(final_time),
+                    _array(stops, "stops", copy), _array(t0, "t0", copy),
+                    _array(data, "data", copy), _array(weights, "weights", copy))
+    result = _result(d)
+    if d["interrupt"] is not None:
+        raise Cancelled(result) from d["interrupt"]
+    return result
+
+
+def solve_dense(problem: Problem, y0: Any, params: Any, t_eval: Any, *,
+                copy: bool = False) -> Result:
+    """Every lane at the times t_eval ([nt], or [nt, nbatch] per lane).
+
+    y0 [n] or [n, nbatch] (None: problem.init from params), params [np] or
+    [np, nbatch]. Raises OdeTensorError for a refused call; lanes that fail
+    are in the result."""
+    return _solve(problem, _DENSE, y0, params, t_eval, copy=copy)
+
+
+def solve_dense_with(problem: Problem, y0: Any, params: Any, t_eval: Any, *,
+                     stops: Any = None, t0: Any = None, copy: bool = False) -> Result:
+    """As solve_dense, with scheduled stops ([nstops] or [nstops, nbatch],
+    NaN-padded: doses, handled by on_event with root -1 - k) and per-lane
+    starts t0 ([nbatch])."""
+    return _solve(problem, _WITH, y0, params, t_eval, stops=stops, t0=t0, copy=copy)
+
+
+def solve(problem: Problem, y0: Any, params: Any, final_time: float, *,
+          copy: bool = False) -> Result:
+    """Every internal step from t0 to final_time: ts [nt_max, nbatch], ys
+    [n, nt_max, nbatch], lane b's first count[b] entries (NaN after)."""
+    return _solve(problem, _STEPS, y0, params, final_time=final_time, copy=copy)
+
+
+def solve_fwd_sens(problem: Problem, y0: Any, params: Any, t_eval: Any, *,
+                   copy: bool = False) -> Result:
+    """As solve_dense, plus sens[j] = d ys / d p_j (CVODES, BDF or Adams)."""
+    return _solve(problem, _SENS, y0, params, t_eval, copy=copy)
+
+
+def solve_adjoint(problem: Problem, y0: Any, params: Any, t_eval: Any, data: Any, *,
+                  weights: Any = None, copy: bool = False) -> Result:
+    """The gradient of L = sum w (ys - data)^2 by the adjoint method:
+    grad_loss [nbatch] (L), grad_params [np, nbatch], grad_y0 [n, nbatch].
+    data (and weights) [n|nout, nt] or [n|nout, nt, nbatch]."""
+    return _solve(problem, _ADJ, y0, params, t_eval, data=data, weights=weights, copy=copy)
+
+
+def callback_lane() -> int:
+    """Inside a callback: the batch index of the first lane of its views."""
+    return _core.callback_lane()

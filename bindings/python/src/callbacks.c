@@ -1,0 +1,270 @@
+/* The problem's callbacks for one solve: Python callables (the GIL taken
+ * for each call, the views handed over as NumPy arrays without a copy) or
+ * compiled functions of the flat signature the package documents
+ * (odetensor.FLAT_SIGNATURE):
+ *
+ *   int f(double t, const double *y, const double *p, double *out,
+ *         int64_t n, int64_t k, void *user)
+ *
+ * y [n, k], p [np, k] and out (rhs: [n, k]; jac: [n, n, k], zeroed) are
+ * compact column-major; such a function never enters the interpreter. */
+#define NO_IMPORT_ARRAY
+#define PY_ARRAY_UNIQUE_SYMBOL otpy_ARRAY_API
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include "core.h"
+
+#include <numpy/arrayobject.h>
+
+typedef int (*flat_fn)(double t, const double *y, const double *p, double *out, int64_t n,
+                       int64_t k, void *user);
+
+static double empty_slot; /* data for an array of no element: never read */
+
+/* A NumPy array over a callback's view, no copy; 1-D of its first axis
+ * when flat (the event handler's one lane). New reference, or NULL. */
+static PyObject *array_of(ot_layout l, int writable, int flat)
+{
+    if (l.dtype != OT_F64) {
+        PyErr_SetString(PyExc_TypeError, "odetensor: a callback view is not float64");
+        return NULL;
+    }
+    const int nd = flat ? 1 : l.ndim;
+    npy_intp dims[3], strides[3];
+    for (int d = 0; d < nd; d++) {
+        dims[d] = (npy_intp)l.shape[d];
+        strides[d] = (npy_intp)l.strides[d];
+    }
+    void *data = l.data ? l.data : &empty_slot;
+    return PyArray_New(&PyArray_Type, nd, dims, NPY_DOUBLE, strides, data, 8,
+                       NPY_ARRAY_ALIGNED | (writable ? NPY_ARRAY_WRITEABLE : 0), NULL);
+}
+
+/* What a callable raised: KeyboardInterrupt cancels the solve; anything
+ * else fails the callback's lane (a block's call in lockstep: the library
+ * then calls lane by lane and the failing lane's own call records it). */
+static int raised(otpy_solve *s, const char *name, int64_t k)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb != NULL && value != NULL)
+        PyException_SetTraceback(value, tb);
+    if (type != NULL && PyErr_GivenExceptionMatches(type, PyExc_KeyboardInterrupt)) {
+        atomic_store(&s->cancel, 1);
+        if (s->interrupt == NULL) {
+            s->interrupt = value;
+            value = NULL;
+        }
+    } else if (value != NULL) {
+        PyObject *entry = Py_BuildValue("(sO)", name, value);
+        if (entry != NULL) {
+            const int64_t lane = ot_callback_lane();
+            if (k != 1) {
+                if (s->batch == NULL) {
+                    s->batch = entry;
+                    entry = NULL;
+                }
+            } else {
+                PyObject *key = PyLong_FromLongLong((long long)lane);
+                if (key != NULL && PyDict_GetItemWithError(s->errors, key) == NULL &&
+                    !PyErr_Occurred())
+                    PyDict_SetItem(s->errors, key, entry);
+                Py_XDECREF(key);
+            }
+            Py_XDECREF(entry);
+        }
+        PyErr_Clear();
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return -1;
+}
+
+/* Calls f(*args) (args stolen; NULL: building them failed) and reads its
+ * result: None, the output array itself (what NumPy's out= returns), or an
+ * int (0 success, > 0 retry, < 0 fail). */
+static int call(otpy_solve *s, const char *name, PyObject *f, PyObject *args, int64_t k)
+{
+    PyObject *written = args != NULL && PyTuple_GET_SIZE(args) > 0
+                            ? PyTuple_GET_ITEM(args, PyTuple_GET_SIZE(args) - 1)
+                            : NULL;
+    if (args == NULL)
+        return raised(s, name, k);
+    Py_XINCREF(written);
+    PyObject *r = PyObject_CallObject(f, args);
+    Py_DECREF(args);
+    Py_XDECREF(written); /* r holds it when it is r */
+    if (r == NULL)
+        return raised(s, name, k);
+    int rc = 0;
+    if (r == written) {
+        rc = 0;
+    } else if (PyLong_Check(r)) {
+        const long v = PyLong_AsLong(r);
+        rc = v > 0 ? 1 : v < 0 ? -1 : 0;
+        if (v == -1 && PyErr_Occurred())
+            rc = -1, PyErr_Clear();
+    } else if (r != Py_None) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s returned %.80s; write the results into the output array in "
+                     "place and return None (or an int: > 0 to retry with a smaller "
+                     "step, < 0 to fail the lane)",
+                     name, Py_TYPE(r)->tp_name);
+        Py_DECREF(r);
+        return raised(s, name, k);
+    }
+    Py_DECREF(r);
+    return rc;
+}
+
+/* (t, y, p, out): the shape of rhs, jac, out, root and dfdp. */
+static int call4(otpy_solve *s, const char *name, PyObject *f, double t, ot_view y,
+                 ot_view p, ot_view_mut o)
+{
+    if (atomic_load(&s->cancel))
+        return -1;
+    const int64_t k = y.layout.ndim > 1 ? y.layout.shape[1] : 1;
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *a = array_of(y.layout, 0, 0), *b = a ? array_of(p.layout, 0, 0) : NULL,
+             *c = b ? array_of(o.layout, 1, 0) : NULL;
+    PyObject *args = c ? Py_BuildValue("(dOOO)", t, a, b, c) : NULL;
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    Py_XDECREF(c);
+    const int rc = call(s, name, f, args, k);
+    PyGILState_Release(g);
+    return rc;
+}
+
+#define TRAMPOLINE(fn, field, name)                                                      \
+    static int fn(double t, ot_view y, ot_view p, ot_view_mut o, void *user)             \
+    {                                                                                    \
+        otpy_solve *s = user;                                                            \
+        return call4(s, name, s->field, t, y, p, o);                                     \
+    }
+TRAMPOLINE(rhs_py, rhs, "rhs")
+TRAMPOLINE(rhs_explicit_py, rhs_explicit, "rhs_explicit")
+TRAMPOLINE(jac_py, jac, "jac")
+TRAMPOLINE(out_py, out, "out")
+TRAMPOLINE(root_py, root, "roots")
+TRAMPOLINE(dfdp_py, dfdp, "dfdp")
+
+static int init_py(ot_view p, ot_view_mut y0, void *user)
+{
+    otpy_solve *s = user;
+    const int64_t k = p.layout.ndim > 1 ? p.layout.shape[1] : 1;
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *a = array_of(p.layout, 0, 0), *b = a ? array_of(y0.layout, 1, 0) : NULL;
+    PyObject *args = b ? Py_BuildValue("(OO)", a, b) : NULL;
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    const int rc = call(s, "init", s->init, args, k);
+    PyGILState_Release(g);
+    return rc;
+}
+
+/* on_event(t, root, y, p, lane) with y [n] and p [np] of the lane, writable. */
+static int event_py(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p,
+                    void *user)
+{
+    otpy_solve *s = user;
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *a = array_of(y.layout, 1, 1), *b = a ? array_of(p.layout, 1, 1) : NULL;
+    PyObject *args = b ? Py_BuildValue("(diOOL)", t, root, a, b, (long long)lane) : NULL;
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    const int rc = call(s, "on_event", s->event, args, 1);
+    PyGILState_Release(g);
+    return rc < 0 ? -1 : 0;
+}
+
+/* ---- Compiled callbacks ---------------------------------------------------- */
+
+static int compact(ot_layout l, int64_t rows)
+{
+    return l.ndim < 2 || l.shape[1] <= 1 ||
+           (l.strides[0] == 8 && l.strides[1] == 8 * rows &&
+            (l.ndim < 3 || l.shape[2] <= 1 || l.strides[2] == 8 * rows * l.shape[1]));
+}
+
+static int flat(flat_fn f, otpy_solve *s, double t, ot_view y, ot_view p, ot_view_mut o,
+                int64_t orows)
+{
+    if (!compact(y.layout, s->n) || !compact(p.layout, s->np) ||
+        !compact(o.layout, orows))
+        return -1; /* never in a CPU mode: the library's views are compact */
+    const int64_t k = y.layout.ndim > 1 ? y.layout.shape[1] : 1;
+    return f(t, y.layout.data, p.layout.data, o.layout.data, s->n, k, s->c_user);
+}
+
+static int rhs_c(double t, ot_view y, ot_view p, ot_view_mut o, void *user)
+{
+    otpy_solve *s = user;
+    return flat((flat_fn)s->c_rhs, s, t, y, p, o, s->n);
+}
+
+static int jac_c(double t, ot_view y, ot_view p, ot_view_mut o, void *user)
+{
+    otpy_solve *s = user;
+    return flat((flat_fn)s->c_jac, s, t, y, p, o, s->n);
+}
+
+/* ---- Installing them ------------------------------------------------------- */
+
+static int check(int st)
+{
+    if (st != OT_OK) {
+        otpy_raise(st);
+        return -1;
+    }
+    return 0;
+}
+
+int otpy_set_callbacks(ot_ode *ode, otpy_solve *s)
+{
+    /* rhs is given to ot_ode_new: rhs_c or rhs_py (module.c). */
+    if (s->c_jac && check(ot_ode_set_jac(ode, jac_c)))
+        return -1;
+    if (!s->c_jac && s->jac && check(ot_ode_set_jac(ode, jac_py)))
+        return -1;
+    if (s->rhs_explicit && check(ot_ode_set_rhs_explicit(ode, rhs_explicit_py)))
+        return -1;
+    if (s->init && check(ot_ode_set_init(ode, init_py)))
+        return -1;
+    if (s->out && check(ot_ode_set_out(ode, s->nout, out_py)))
+        return -1;
+    if (s->root && check(ot_ode_set_roots(ode, s->nroots, root_py)))
+        return -1;
+    if (s->event && check(ot_ode_set_event_handler(ode, event_py)))
+        return -1;
+    if (s->dfdp && check(ot_ode_set_dfdp(ode, dfdp_py)))
+        return -1;
+    return 0;
+}
+
+ot_rhs_fn otpy_rhs_fn(const otpy_solve *s) { return s->c_rhs ? rhs_c : rhs_py; }
+
+int otpy_progress(int64_t done, int64_t total, void *user)
+{
+    otpy_solve *s = user;
+    if (atomic_load(&s->cancel))
+        return 1;
+    if (s->progress == NULL)
+        return 0;
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *r =
+        PyObject_CallFunction(s->progress, "LL", (long long)done, (long long)total);
+    int stop = 0;
+    if (r == NULL) {
+        raised(s, "progress", 0);
+        stop = 1;
+    } else {
+        stop = PyObject_IsTrue(r) == 1;
+        Py_DECREF(r);
+    }
+    PyGILState_Release(g);
+    if (stop)
+        atomic_store(&s->cancel, 1);
+    return stop;
+}

@@ -1,0 +1,39 @@
+/* Compiled callbacks for the Python tests, of odetensor.FLAT_SIGNATURE:
+ * the same arithmetic as the tests' Python callables, so results can be
+ * compared bit for bit. Built by `make python` into tests/libmodels.so. */
+#include <stdint.h>
+
+/* dy/dt = -p y, one state and one parameter per lane. */
+int decay_rhs(double t, const double *y, const double *p, double *dydt, int64_t n,
+              int64_t k, void *user)
+{
+    (void)t, (void)n, (void)user;
+    for (int64_t b = 0; b < k; b++)
+        dydt[b] = -p[b] * y[b];
+    return 0;
+}
+
+/* Its Jacobian [1, 1, k]. */
+int decay_jac(double t, const double *y, const double *p, double *J, int64_t n, int64_t k,
+              void *user)
+{
+    (void)t, (void)y, (void)n, (void)user;
+    for (int64_t b = 0; b < k; b++)
+        J[b] = -p[b];
+    return 0;
+}
+
+/* Robertson's chemical kinetics with rates p [3, k]. */
+int robertson_rhs(double t, const double *y, const double *p, double *f, int64_t n,
+                  int64_t k, void *user)
+{
+    (void)t, (void)user;
+    for (int64_t b = 0; b < k; b++) {
+        const double *Y = y + n * b, *P = p + 3 * b;
+        double *F = f + n * b;
+        F[0] = -P[0] * Y[0] + P[1] * Y[1] * Y[2];
+        F[2] = P[2] * Y[1] * Y[1];
+        F[1] = -F[0] - F[2];
+    }
+    return 0;
+}
