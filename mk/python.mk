@@ -3,7 +3,8 @@
 # SUNDIALS inside), built with Debian's python3, setuptools and NumPy.
 #   make python           build it into $(B)/python/lib (PYTHONPATH) and the
 #                         tests' compiled models
-#   make test-python      its pytest suite, the ctypes/DLPack test, and
+#   make test-python      its pytest suite, the ctypes/DLPack test, the README's
+#                         block, the fitting example (150 iterations), and
 #                         `pip install --no-build-isolation` into a venv, offline
 PY_DIR := bindings/python
 PY_LIB := $(B)/python/lib
@@ -34,6 +35,8 @@ test-python: $(SHARED) python
 	awk '/^```python$$/{f=1;next} /^```/{f=0} f' README.md > $(B)/python/readme.py
 	cd $(B)/python && $(PY_ENV) PYTHONPATH=$(abspath $(PY_LIB)) $(PYTHON) readme.py
 	@echo "python: the README's block runs"
+	$(PY_ENV) PYTHONPATH=$(abspath $(PY_LIB)) $(PYTHON) examples/python/fit_logistic.py \
+	    $(B)/python/fit_logistic.svg 150
 	@rm -rf $(B)/python/venv
 	$(PYTHON) -m venv --system-site-packages $(B)/python/venv
 	@# pip builds in the source tree (build/, egg-info): never one left by another B

@@ -14,8 +14,9 @@ for g in $groups; do
         # source (scripts/sundials7.sh); libsundials-dev is make SUNDIALS=system's.
         build) pkgs="$pkgs libsundials-dev libdlpack-dev pkg-config make gcc cmake xz-utils" ;;
         # python3-*: the Python package (bindings/python): build, pytest, the
-        # offline pip install into a venv, numba's compiled callbacks.
-        check) pkgs="$pkgs libsundials-dev libdlpack-dev pkg-config make gcc g++ cmake xz-utils check python3 python3-numpy python3-dev python3-setuptools python3-pytest python3-venv python3-numba" ;;
+        # offline pip install into a venv, numba's compiled callbacks, the
+        # fitting example's figure.
+        check) pkgs="$pkgs libsundials-dev libdlpack-dev pkg-config make gcc g++ cmake xz-utils check python3 python3-numpy python3-dev python3-setuptools python3-pytest python3-venv python3-numba python3-matplotlib" ;;
         lint)  pkgs="$pkgs cppcheck clang-format" ;;
         cuda)  pkgs="$pkgs cmake xz-utils libsundials-dev pkg-config make gcc g++ check" ;;
         bench) pkgs="$pkgs libsundials-dev pkg-config make gcc valgrind time python3 python3-numpy python3-scipy" ;;

@@ -14,6 +14,51 @@
 #include "core.h"
 
 #include <numpy/arrayobject.h>
+#include <pthread.h>
+
+/* The GIL for a callback. A thread of the library's (a worker of its
+ * pool, the solve's own thread) has no Python thread state: the first
+ * callback on it makes one (PyGILState_Ensure) and keeps it for the
+ * thread's life, so that later calls only take the GIL; a pthread key's
+ * destructor deletes it when the thread ends (made and deleted per call,
+ * it cost more than the call). */
+static pthread_key_t kept_key;
+static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
+
+/* Runs as the thread ends, when Python's own thread-local slot may be
+ * cleared already: the state comes from this key's value. */
+static void drop_kept(void *kept)
+{
+    PyThreadState *ts = kept;
+    PyEval_RestoreThread(ts);
+    PyThreadState_Clear(ts);
+    PyThreadState_DeleteCurrent(); /* and the GIL goes */
+}
+
+static void make_kept_key(void) { pthread_key_create(&kept_key, drop_kept); }
+
+typedef struct {
+    int first; /* this call made the thread's state: PyEval_SaveThread after */
+    PyGILState_STATE state;
+} gil;
+
+static void gil_take(gil *g)
+{
+    g->first = PyGILState_GetThisThreadState() == NULL;
+    g->state = PyGILState_Ensure();
+    if (g->first) {
+        pthread_once(&kept_once, make_kept_key);
+        pthread_setspecific(kept_key, PyGILState_GetThisThreadState());
+    }
+}
+
+static void gil_give(gil *g)
+{
+    if (g->first)
+        PyEval_SaveThread(); /* the GIL goes, the thread state stays */
+    else
+        PyGILState_Release(g->state);
+}
 
 typedef int (*flat_fn)(double t, const double *y, const double *p, double *out, int64_t n,
                        int64_t k, void *user);
@@ -125,7 +170,8 @@ static int call4(otpy_solve *s, const char *name, PyObject *f, double t, ot_view
     if (atomic_load(&s->cancel))
         return -1;
     const int64_t k = y.layout.ndim > 1 ? y.layout.shape[1] : 1;
-    PyGILState_STATE g = PyGILState_Ensure();
+    gil g;
+    gil_take(&g);
     PyObject *a = array_of(y.layout, 0, 0), *b = a ? array_of(p.layout, 0, 0) : NULL,
              *c = b ? array_of(o.layout, 1, 0) : NULL;
     PyObject *args = c ? Py_BuildValue("(dOOO)", t, a, b, c) : NULL;
@@ -133,7 +179,7 @@ static int call4(otpy_solve *s, const char *name, PyObject *f, double t, ot_view
     Py_XDECREF(b);
     Py_XDECREF(c);
     const int rc = call(s, name, f, args, k);
-    PyGILState_Release(g);
+    gil_give(&g);
     return rc;
 }
 
@@ -154,13 +200,14 @@ static int init_py(ot_view p, ot_view_mut y0, void *user)
 {
     otpy_solve *s = user;
     const int64_t k = p.layout.ndim > 1 ? p.layout.shape[1] : 1;
-    PyGILState_STATE g = PyGILState_Ensure();
+    gil g;
+    gil_take(&g);
     PyObject *a = array_of(p.layout, 0, 0), *b = a ? array_of(y0.layout, 1, 0) : NULL;
     PyObject *args = b ? Py_BuildValue("(OO)", a, b) : NULL;
     Py_XDECREF(a);
     Py_XDECREF(b);
     const int rc = call(s, "init", s->init, args, k);
-    PyGILState_Release(g);
+    gil_give(&g);
     return rc;
 }
 
@@ -169,13 +216,14 @@ static int event_py(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut
                     void *user)
 {
     otpy_solve *s = user;
-    PyGILState_STATE g = PyGILState_Ensure();
+    gil g;
+    gil_take(&g);
     PyObject *a = array_of(y.layout, 1, 1), *b = a ? array_of(p.layout, 1, 1) : NULL;
     PyObject *args = b ? Py_BuildValue("(diOOL)", t, root, a, b, (long long)lane) : NULL;
     Py_XDECREF(a);
     Py_XDECREF(b);
     const int rc = call(s, "on_event", s->event, args, 1);
-    PyGILState_Release(g);
+    gil_give(&g);
     return rc < 0 ? -1 : 0;
 }
 
@@ -252,7 +300,8 @@ int otpy_progress(int64_t done, int64_t total, void *user)
         return 1;
     if (s->progress == NULL)
         return 0;
-    PyGILState_STATE g = PyGILState_Ensure();
+    gil g;
+    gil_take(&g);
     PyObject *r =
         PyObject_CallFunction(s->progress, "LL", (long long)done, (long long)total);
     int stop = 0;
@@ -263,7 +312,7 @@ int otpy_progress(int64_t done, int64_t total, void *user)
         stop = PyObject_IsTrue(r) == 1;
         Py_DECREF(r);
     }
-    PyGILState_Release(g);
+    gil_give(&g);
     if (stop)
         atomic_store(&s->cancel, 1);
     return stop;

@@ -4,6 +4,8 @@ path, zero copies, errors and callbacks' failures."""
 import gc
 import os
 import resource
+import signal
+import time
 import threading
 
 import numpy as np
@@ -281,3 +283,20 @@ def test_pytorch_tensors_go_in_and_come_out_without_a_copy():
     ys = torch.from_dlpack(r.tensors["ys"])
     assert np.shares_memory(ys.numpy(), r.ys)
     assert torch.allclose(ys[0, -1], torch.exp(-2.0 * k[0]), atol=1e-8)
+
+
+def test_a_real_ctrl_c_cancels_a_long_solve_within_a_fraction_of_a_second(models):
+    # Robertson to t = 1e11 with a compiled rhs in lanes mode: seconds of work.
+    k = np.asfortranarray(np.tile([[0.04], [1e4], [3e7]], (1, 20000)))
+    prob = ot.Problem(nstates=3, nparams=3, rhs=models["robertson_rhs"], mode="lanes",
+                      threads=2, rtol=1e-12, atol=1e-20, max_steps=10**7)
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    start = time.monotonic()
+    timer.start()
+    with pytest.raises(ot.Cancelled) as e:
+        ot.solve_dense(prob, np.array([1.0, 0.0, 0.0]), k, np.logspace(-4, 11, 16))
+    elapsed = time.monotonic() - start
+    timer.cancel()
+    res = e.value.result
+    assert "OT_ERR_CANCELLED" in res.status
+    assert elapsed < 5.0, f"the solve returned {elapsed:.2f} s after start (Ctrl-C at 0.3 s)"
