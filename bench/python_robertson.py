@@ -8,8 +8,9 @@ usage: PYTHONPATH=build/python/lib /usr/bin/python3 bench/python_robertson.py
 Every odetensor run solves the same B lanes (rates, times, BDF, rtol 1e-6,
 atol 1e-8, 500 steps per interval, the analytic Jacobian where the run has
 one), 1 thread unless named; SciPy solves the first N lanes one at a time.
-The C program and the Python call with compiled callbacks take the same
-steps (printed), so their time ratio is the binding's overhead; rounds are
+The C program and the Python call with the same C callbacks through ctypes
+(bindings/python/tests/models.c, the arithmetic of robertson.h) take the
+same steps (printed), so their time ratio is the binding's overhead; rounds are
 interleaved and the best of each is kept (this machine's speed drifts). Prints
 seconds per lane and the ratio to C per line.
 """
@@ -85,13 +86,21 @@ def main():
     ap.add_argument("--scipy-lanes", type=int, default=50)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--c", default="build/bench/ot_robertson")
+    ap.add_argument("--models", default="build/python/libmodels.so",
+                    help="bindings/python/tests/models.c built (make python)")
     a = ap.parse_args()
     rates = np.asfortranarray(np.array(sr.make_rates(a.nbatch)).T)  # [3, nbatch]
     t_eval = sr.times()
     y0 = np.array([1.0, 0.0, 0.0])
     rhs, jac = numba_callbacks()
     common = dict(nstates=3, nparams=3, rtol=sr.RTOL, atol=sr.ATOL, max_steps=500)
+    import ctypes
+    lib = ctypes.CDLL(os.path.abspath(a.models))
+    c_rhs = ot.FLAT_SIGNATURE(("robertson_rhs", lib))
+    c_jac = ot.FLAT_SIGNATURE(("robertson_jac", lib))
     runs = {
+        "python, C rhs+jac by ctypes, lanes": ot.Problem(rhs=c_rhs, jac=c_jac, mode="lanes",
+                                                         threads=1, **common),
         "python, numba rhs+jac, lanes": ot.Problem(rhs=rhs, jac=jac, mode="lanes",
                                                    threads=1, **common),
         "python, numba rhs+jac, lanes, 2 threads": ot.Problem(

@@ -37,3 +37,22 @@ int robertson_rhs(double t, const double *y, const double *p, double *f, int64_t
     }
     return 0;
 }
+
+/* Robertson's Jacobian [3, 3, k], column-major: J[i + 3 j] = d f_i / d y_j. */
+int robertson_jac(double t, const double *y, const double *p, double *J, int64_t n,
+                  int64_t k, void *user)
+{
+    (void)t, (void)n, (void)user;
+    for (int64_t b = 0; b < k; b++) {
+        const double *Y = y + 3 * b, *P = p + 3 * b;
+        double *A = J + 9 * b;
+        A[0] = -P[0];
+        A[1] = P[0];
+        A[3] = P[1] * Y[2];
+        A[4] = -P[1] * Y[2] - 2.0 * P[2] * Y[1];
+        A[5] = 2.0 * P[2] * Y[1];
+        A[6] = P[1] * Y[1];
+        A[7] = -P[1] * Y[1];
+    }
+    return 0;
+}
