@@ -280,9 +280,11 @@ OT_API int ot_ode_set_bandwidths(ot_ode *ode, int64_t mupper, int64_t mlower);
 /* OT_LINSOL_GMRES: Krylov vectors per linear solve, >= 1; 0 (default) is
  * SUNDIALS' 5. */
 OT_API int ot_ode_set_krylov_dim(ot_ode *ode, int maxl);
-/* OT_LINSOL_GMRES's left preconditioner (both callbacks, or both NULL to
- * remove it) and the doubles of work each lane gets for it (nwork >= 0;
- * owned by the library, one block per worker thread). */
+/* OT_LINSOL_GMRES's preconditioner (both callbacks, or both NULL to remove
+ * it), applied on the right, so that GMRES's convergence test measures the
+ * true residual whatever the preconditioner's scale, and the doubles of
+ * work each lane gets for it (nwork >= 0; owned by the library, one block
+ * per worker thread). */
 OT_API int ot_ode_set_preconditioner(ot_ode *ode, ot_psetup_fn setup, ot_psolve_fn solve,
                                      int64_t nwork);
 OT_API int ot_ode_set_mode(ot_ode *ode, ot_mode mode);

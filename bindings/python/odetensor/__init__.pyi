@@ -62,6 +62,8 @@ class Problem:
     adjoint_atol: Optional[float]
     output_dtype: Optional[str]
     progress: Optional[Callable[[int, int], Any]]
+    precondition: Optional[tuple[Callable[..., Optional[int]], Callable[..., Optional[int]]]]
+    nwork: int
     user: Optional[int]
     def __init__(self, nstates: int, rhs: Union[Callback, Compiled], nparams: int = ...,
                  jac: Optional[Union[Callback, Compiled]] = ..., init: Optional[Callback] = ...,
@@ -84,7 +86,9 @@ class Problem:
                  adjoint_max_steps: Optional[int] = ..., adjoint_rtol: Optional[float] = ...,
                  adjoint_atol: Optional[float] = ..., output_dtype: Optional[str] = ...,
                  progress: Optional[Callable[[int, int], Any]] = ...,
-                 user: Optional[int] = ...) -> None: ...
+                 precondition: Optional[tuple[Callable[..., Optional[int]],
+                                              Callable[..., Optional[int]]]] = ...,
+                 nwork: int = ..., user: Optional[int] = ...) -> None: ...
 
 class Result:
     ts: npt.NDArray[np.float64]
@@ -121,7 +125,10 @@ def solve(problem: Problem, y0: Optional[ArrayIn], params: Optional[ArrayIn],
 def solve_fwd_sens(problem: Problem, y0: Optional[ArrayIn], params: Optional[ArrayIn],
                    t_eval: ArrayIn, *, copy: bool = ...) -> Result: ...
 def solve_adjoint(problem: Problem, y0: Optional[ArrayIn], params: Optional[ArrayIn],
-                  t_eval: ArrayIn, data: ArrayIn, *, weights: Optional[ArrayIn] = ...,
+                  t_eval: ArrayIn, data: Optional[ArrayIn] = ..., *,
+                  weights: Optional[ArrayIn] = ...,
+                  loss: Optional[Callable[..., Optional[int]]] = ...,
+                  integrand: Optional[Callable[..., Optional[int]]] = ...,
                   copy: bool = ...) -> Result: ...
 def callback_lane() -> int: ...
 

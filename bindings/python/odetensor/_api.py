@@ -159,6 +159,8 @@ class Problem:
     adjoint_atol: Optional[float] = None
     output_dtype: Any = None
     progress: Optional[Callable[[int, int], Any]] = None
+    precondition: Optional[tuple] = None  # (setup, solve) for linear_solver="gmres"
+    nwork: int = 0  # doubles of work per lane for the preconditioner
     user: Any = None  # a compiled callback's user pointer (an int address)
 
     def _spec(self) -> "_Spec":
@@ -217,6 +219,11 @@ class _Spec:
         self.adjoint_rtol, self.adjoint_atol = p.adjoint_rtol, p.adjoint_atol
         self.output_dtype = _choice(p.output_dtype, DTYPES, "output_dtype")
         self.progress = p.progress
+        self.precondition_setup = self.precondition_solve = None
+        if p.precondition is not None:
+            self.precondition_setup, self.precondition_solve = p.precondition
+        self.nwork = int(p.nwork)
+        self.loss = self.integrand = None  # the adjoint's, set per call (_solve)
 
 
 def _array(x: Any, name: str, copy: bool) -> Any:
@@ -336,10 +343,12 @@ _CALLBACK, _CANCELLED = -13, -15
 
 def _solve(problem: Problem, kind: int, y0: Any, params: Any, t_eval: Any = None,
            final_time: float = 0.0, stops: Any = None, t0: Any = None,
-           data: Any = None, weights: Any = None, copy: bool = False) -> Result:
+           data: Any = None, weights: Any = None, copy: bool = False,
+           loss: Optional[Callable] = None, integrand: Optional[Callable] = None) -> Result:
     if not isinstance(problem, Problem):
         raise TypeError(f"problem: a {type(problem).__name__}; expected odetensor.Problem")
     spec = problem._spec()
+    spec.loss, spec.integrand = loss, integrand
     d = _core.solve(spec, kind, _array(y0, "y0", copy), _array(params, "params", copy),
                     _array(t_eval, "t_eval", copy), float(final_time),
                     _array(stops, "stops", copy), _array(t0, "t0", copy),
@@ -381,12 +390,20 @@ def solve_fwd_sens(problem: Problem, y0: Any, params: Any, t_eval: Any, *,
     return _solve(problem, _SENS, y0, params, t_eval, copy=copy)
 
 
-def solve_adjoint(problem: Problem, y0: Any, params: Any, t_eval: Any, data: Any, *,
-                  weights: Any = None, copy: bool = False) -> Result:
-    """The gradient of L = sum w (ys - data)^2 by the adjoint method:
-    grad_loss [nbatch] (L), grad_params [np, nbatch], grad_y0 [n, nbatch].
-    data (and weights) [n|nout, nt] or [n|nout, nt, nbatch]."""
-    return _solve(problem, _ADJ, y0, params, t_eval, data=data, weights=weights, copy=copy)
+def solve_adjoint(problem: Problem, y0: Any, params: Any, t_eval: Any, data: Any = None,
+                  *, weights: Any = None, loss: Optional[Callable] = None,
+                  integrand: Optional[Callable] = None, copy: bool = False) -> Result:
+    """The gradient of a loss L by the adjoint method: grad_loss [nbatch]
+    (L), grad_params [np, nbatch], grad_y0 [n, nbatch]. L is the sum of
+    squares sum w (ys - data)^2 (data and weights [n|nout, nt] or
+    [n|nout, nt, nbatch]; a NaN datum adds nothing), or with loss the sum
+    over outputs of loss(t, i, lane, y, p, g, dgdy, dgdp), which writes g[0]
+    and its derivatives (1-D views of the lane, zeroed); with integrand(t,
+    lane, y, p, q, dqdy, dqdp), plus the integral of q from t0."""
+    if (data is None) == (loss is None):
+        raise ValueError("solve_adjoint: give data (a sum of squares) or loss, one of them")
+    return _solve(problem, _ADJ, y0, params, t_eval, data=data, weights=weights, copy=copy,
+                  loss=loss, integrand=integrand)
 
 
 def callback_lane() -> int:

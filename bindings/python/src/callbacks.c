@@ -227,6 +227,95 @@ static int event_py(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut
     return rc < 0 ? -1 : 0;
 }
 
+/* The GMRES preconditioner, one lane a call: setup(t, y, p, gamma, jok,
+ * work) and solve(t, y, p, gamma, r, z, work), 1-D views of the lane. */
+static int psetup_py(double t, ot_view y, ot_view p, double gamma, int jok, int *jcur,
+                     ot_view_mut work, void *user)
+{
+    otpy_solve *s = user;
+    *jcur = !jok; /* setup recomputes what it keeps unless it may reuse it */
+    gil g;
+    gil_take(&g);
+    PyObject *a = array_of(y.layout, 0, 1), *b = a ? array_of(p.layout, 0, 1) : NULL,
+             *c = b ? array_of(work.layout, 1, 1) : NULL;
+    PyObject *args =
+        c ? Py_BuildValue("(dOOdOO)", t, a, b, gamma, jok ? Py_True : Py_False, c) : NULL;
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    Py_XDECREF(c);
+    const int rc = call(s, "precondition setup", s->psetup, args, 1);
+    gil_give(&g);
+    return rc;
+}
+
+static int psolve_py(double t, ot_view y, ot_view p, double gamma, ot_view r,
+                     ot_view_mut z, ot_view_mut work, void *user)
+{
+    otpy_solve *s = user;
+    gil g;
+    gil_take(&g);
+    PyObject *a = array_of(y.layout, 0, 1), *b = a ? array_of(p.layout, 0, 1) : NULL,
+             *c = b ? array_of(r.layout, 0, 1) : NULL,
+             *d = c ? array_of(z.layout, 1, 1) : NULL,
+             *e = d ? array_of(work.layout, 1, 1) : NULL;
+    PyObject *args = e ? Py_BuildValue("(dOOdOOO)", t, a, b, gamma, c, d, e) : NULL;
+    PyObject *made[] = {a, b, c, d, e};
+    for (int i = 0; i < 5; i++)
+        Py_XDECREF(made[i]);
+    /* z is not the last argument: a returned z is read as success too */
+    const int rc = call(s, "precondition solve", s->psolve, args, 1);
+    gil_give(&g);
+    return rc;
+}
+
+/* The adjoint's loss term g_i of one lane: loss(t, i, lane, y, p, g, dgdy,
+ * dgdp), 1-D views, g of one element. */
+static int loss_py(double t, int64_t i, int64_t lane, ot_view y, ot_view p,
+                   ot_view_mut gv, ot_view_mut dgdy, ot_view_mut dgdp, void *user)
+{
+    otpy_solve *s = user;
+    gil g;
+    gil_take(&g);
+    PyObject *a = array_of(y.layout, 0, 1), *b = a ? array_of(p.layout, 0, 1) : NULL,
+             *c = b ? array_of(gv.layout, 1, 1) : NULL,
+             *d = c ? array_of(dgdy.layout, 1, 1) : NULL,
+             *e = d ? array_of(dgdp.layout, 1, 1) : NULL;
+    PyObject *args =
+        e ? Py_BuildValue("(dLLOOOOO)", t, (long long)i, (long long)lane, a, b, c, d, e)
+          : NULL;
+    PyObject *made[] = {a, b, c, d, e};
+    for (int k = 0; k < 5; k++)
+        Py_XDECREF(made[k]);
+    const int rc = call(s, "loss", s->loss, args, 1);
+    gil_give(&g);
+    return rc < 0 ? -1 : 0;
+}
+
+/* The integral term q(t, y, p) of one lane: integrand(t, lane, y, p, q, dqdy,
+ * dqdp). */
+static int integrand_py(double t, int64_t lane, ot_view y, ot_view p, ot_view_mut q,
+                        ot_view_mut dqdy, ot_view_mut dqdp, void *user)
+{
+    otpy_solve *s = user;
+    gil g;
+    gil_take(&g);
+    PyObject *a = array_of(y.layout, 0, 1), *b = a ? array_of(p.layout, 0, 1) : NULL,
+             *c = b ? array_of(q.layout, 1, 1) : NULL,
+             *d = c ? array_of(dqdy.layout, 1, 1) : NULL,
+             *e = d ? array_of(dqdp.layout, 1, 1) : NULL;
+    PyObject *args =
+        e ? Py_BuildValue("(dLOOOOO)", t, (long long)lane, a, b, c, d, e) : NULL;
+    PyObject *made[] = {a, b, c, d, e};
+    for (int k = 0; k < 5; k++)
+        Py_XDECREF(made[k]);
+    const int rc = call(s, "integrand", s->integrand, args, 1);
+    gil_give(&g);
+    return rc < 0 ? -1 : 0;
+}
+
+ot_loss_fn otpy_loss_fn(void) { return loss_py; }
+ot_integrand_fn otpy_integrand_fn(void) { return integrand_py; }
+
 /* ---- Compiled callbacks ---------------------------------------------------- */
 
 static int compact(ot_layout l, int64_t rows)
@@ -287,6 +376,9 @@ int otpy_set_callbacks(ot_ode *ode, otpy_solve *s)
     if (s->event && check(ot_ode_set_event_handler(ode, event_py)))
         return -1;
     if (s->dfdp && check(ot_ode_set_dfdp(ode, dfdp_py)))
+        return -1;
+    if (s->psetup && s->psolve &&
+        check(ot_ode_set_preconditioner(ode, psetup_py, psolve_py, s->nwork)))
         return -1;
     return 0;
 }

@@ -44,6 +44,8 @@ void otpy_input_release(otpy_input *keep);
  * raised (per lane), and its cancel flag. */
 typedef struct {
     PyObject *rhs, *rhs_explicit, *jac, *init, *out, *root, *event, *dfdp, *progress;
+    PyObject *psetup, *psolve, *loss, *integrand;
+    int64_t nwork;
     /* Compiled callbacks: flat C functions (callbacks.c, FLAT_SIGNATURE). */
     void *c_rhs, *c_jac;
     void *c_user;
@@ -57,6 +59,9 @@ typedef struct {
 /* Installs the state's callbacks on ode (user = s). 0, or -1 with an
  * exception. */
 int otpy_set_callbacks(ot_ode *ode, otpy_solve *s);
+/* The adjoint's loss and integrand trampolines (user = the otpy_solve). */
+ot_loss_fn otpy_loss_fn(void);
+ot_integrand_fn otpy_integrand_fn(void);
 /* The rhs to give ot_ode_new: the compiled one or the Python one. */
 ot_rhs_fn otpy_rhs_fn(const otpy_solve *s);
 /* The binding's progress callback (user = s): the user's progress callable,

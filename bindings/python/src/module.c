@@ -196,9 +196,10 @@ static int configure(ot_ode *ode, PyObject *spec, otpy_solve *s, otpy_input *ato
 
 static void state_clear(otpy_solve *s)
 {
-    PyObject **refs[] = {&s->rhs,      &s->rhs_explicit, &s->jac,   &s->init,
-                         &s->out,      &s->root,         &s->event, &s->dfdp,
-                         &s->progress, &s->errors,       &s->batch, &s->interrupt};
+    PyObject **refs[] = {&s->rhs,       &s->rhs_explicit, &s->jac,    &s->init,
+                         &s->out,       &s->root,         &s->event,  &s->dfdp,
+                         &s->progress,  &s->psetup,       &s->psolve, &s->loss,
+                         &s->integrand, &s->errors,       &s->batch,  &s->interrupt};
     for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++)
         Py_CLEAR(*refs[i]);
 }
@@ -459,6 +460,11 @@ static PyObject *py_solve(PyObject *self, PyObject *args)
     s.event = attr(spec, "on_event", &bad);
     s.dfdp = attr(spec, "dfdp", &bad);
     s.progress = attr(spec, "progress", &bad);
+    s.psetup = attr(spec, "precondition_setup", &bad);
+    s.psolve = attr(spec, "precondition_solve", &bad);
+    attr_int64(spec, "nwork", &s.nwork, &bad);
+    s.loss = attr(spec, "loss", &bad);
+    s.integrand = attr(spec, "integrand", &bad);
     s.c_rhs = attr_address(spec, "c_rhs", &bad);
     s.c_jac = attr_address(spec, "c_jac", &bad);
     s.c_user = attr_address(spec, "c_user", &bad);
@@ -499,7 +505,10 @@ static PyObject *py_solve(PyObject *self, PyObject *args)
     r.in.stops = stops;
     r.in.t0 = t0;
     r.final_time = final_time;
-    r.loss = ot_loss_squares(ld, lw);
+    r.loss = s.loss ? ot_loss_custom(otpy_loss_fn(), &s) : ot_loss_squares(ld, lw);
+    r.loss.user = &s; /* the integrand's too */
+    if (s.integrand)
+        r.loss.integrand = otpy_integrand_fn();
     r.opts.size = sizeof r.opts;
     r.opts.replace_progress = 1;
     r.opts.progress = otpy_progress;

@@ -300,3 +300,65 @@ def test_a_real_ctrl_c_cancels_a_long_solve_within_a_fraction_of_a_second(models
     res = e.value.result
     assert "OT_ERR_CANCELLED" in res.status
     assert elapsed < 5.0, f"the solve returned {elapsed:.2f} s after start (Ctrl-C at 0.3 s)"
+
+
+def test_a_custom_loss_gives_the_sum_of_squares_gradient():
+    data = np.full((1, len(T)), 0.3)
+
+    def loss(t, i, lane, y, p, g, dgdy, dgdp):
+        d = y[0] - data[0, i]
+        g[0] = d * d
+        dgdy[0] = 2.0 * d
+
+    squares = ot.solve_adjoint(decay(), [1.0], RATES[:, :5], T, data)
+    custom = ot.solve_adjoint(decay(), [1.0], RATES[:, :5], T, loss=loss)
+    assert custom.ok
+    np.testing.assert_allclose(custom.grad_params, squares.grad_params, rtol=1e-9)
+    np.testing.assert_allclose(custom.grad_loss, squares.grad_loss, rtol=1e-12)
+    with pytest.raises(ValueError, match="data"):
+        ot.solve_adjoint(decay(), [1.0], RATES[:, :5], T)
+
+
+def test_an_integral_term_matches_its_closed_form_and_derivative():
+    def nothing(t, i, lane, y, p, g, dgdy, dgdp):
+        pass  # g = 0 at the outputs: L is the integral alone
+
+    def integrand(t, lane, y, p, q, dqdy, dqdp):
+        q[0] = y[0] * y[0]
+        dqdy[0] = 2.0 * y[0]
+
+    k = RATES[0, :5]
+    r = ot.solve_adjoint(decay(), [1.0], RATES[:, :5], T, loss=nothing, integrand=integrand)
+    tf = T[-1]
+    e = np.exp(-2 * k * tf)
+    np.testing.assert_allclose(r.grad_loss, (1 - e) / (2 * k), rtol=1e-6)
+    np.testing.assert_allclose(r.grad_params[0], tf * e / k - (1 - e) / (2 * k * k),
+                               rtol=1e-5)
+
+
+def test_gmres_with_a_python_preconditioner_solves_and_iterates():
+    def setup(t, y, p, gamma, jok, work):
+        work[0] = 1.0 / (1.0 + gamma * p[0])  # (I - gamma J)^-1, J = -p
+
+    def solve(t, y, p, gamma, r, z, work):
+        z[0] = r[0] * work[0]
+
+    prob = ot.Problem(nstates=1, nparams=1, rhs=decay_rhs, mode="lanes", threads=2,
+                      linear_solver="gmres", precondition=(setup, solve), nwork=1,
+                      rtol=1e-9, atol=1e-12)
+    r = ot.solve_dense(prob, [1.0], RATES[:, :6], T)
+    assert r.ok and np.all(r.stats["lin_iters"] > 0)
+    exact = np.exp(-RATES[0, :6][None, :] * T[:, None])
+    assert np.max(np.abs(r.ys[0] - exact)) < 1e-7
+
+
+def test_an_exception_in_the_loss_fails_its_lane_with_the_text():
+    def loss(t, i, lane, y, p, g, dgdy, dgdp):
+        if lane == 2:
+            raise RuntimeError("bad datum")
+        g[0] = y[0]
+        dgdy[0] = 1.0
+
+    r = ot.solve_adjoint(decay(), [1.0], RATES[:, :4], T, loss=loss)
+    assert r.status[2] != "OT_OK" and r.message[2].startswith("loss raised RuntimeError: bad datum")
+    assert [s for b, s in enumerate(r.status) if b != 2] == ["OT_OK"] * 3
