@@ -362,3 +362,36 @@ def test_an_exception_in_the_loss_fails_its_lane_with_the_text():
     r = ot.solve_adjoint(decay(), [1.0], RATES[:, :4], T, loss=loss)
     assert r.status[2] != "OT_OK" and r.message[2].startswith("loss raised RuntimeError: bad datum")
     assert [s for b, s in enumerate(r.status) if b != 2] == ["OT_OK"] * 3
+
+
+class OnlyDlpack:
+    """An array that offers DLPack and nothing else (no buffer protocol)."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __dlpack__(self, stream=None):
+        return self._a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+def test_inputs_by_dlpack_alone_give_the_same_bits_as_buffers():
+    k = np.asfortranarray(RATES[:, :7])
+    a = ot.solve_dense(decay(), np.ones(1), k, T)
+    b = ot.solve_dense(decay(), OnlyDlpack(np.ones(1)), OnlyDlpack(k), OnlyDlpack(T))
+    assert np.array_equal(a.ys, b.ys)
+    with pytest.raises(ot.OdeTensorError) as e:  # row-major through DLPack: refused, named
+        ot.solve_dense(ot.Problem(nstates=2, rhs=lambda t, y, p, f: np.negative(y, out=f)),
+                       OnlyDlpack(np.ascontiguousarray(np.ones((2, 3)))), None, T)
+    assert "y0" in e.value.args[2] and "np.asfortranarray" in e.value.args[2]
+
+
+def test_a_scipy_low_level_callable_is_a_compiled_rhs(models):
+    scipy = pytest.importorskip("scipy")
+    rhs = scipy.LowLevelCallable(models["decay_rhs"])
+    c = ot.solve_dense(ot.Problem(nstates=1, nparams=1, rhs=rhs, mode="lanes", rtol=1e-10,
+                                  atol=1e-12), [1.0], RATES, T)
+    py = ot.solve_dense(decay(mode="lanes"), [1.0], RATES, T)
+    assert np.array_equal(c.ys, py.ys)
