@@ -395,3 +395,42 @@ def test_a_scipy_low_level_callable_is_a_compiled_rhs(models):
                                   atol=1e-12), [1.0], RATES, T)
     py = ot.solve_dense(decay(mode="lanes"), [1.0], RATES, T)
     assert np.array_equal(c.ys, py.ys)
+
+
+def test_every_refusal_names_its_argument():
+    def refused(call, status, *words):
+        with pytest.raises(ot.OdeTensorError) as e:
+            call()
+        name, code, msg = e.value.args
+        assert name == status, (name, msg)
+        assert code == {"OT_ERR_ARG": -1, "OT_ERR_SHAPE": -3, "OT_ERR_VALUE": -14}[status]
+        for w in words:
+            assert w in msg, (w, msg)
+
+    refused(lambda: ot.solve_dense(ot.Problem(nstates=0, rhs=decay_rhs), [1.0], None, T),
+            "OT_ERR_ARG", "nstates")
+    refused(lambda: ot.solve_dense(decay(), [1.0], np.ones((2, 3), order="F"), T),
+            "OT_ERR_SHAPE", "params")
+    refused(lambda: ot.solve_dense(decay(), [1.0, 2.0], RATES, T), "OT_ERR_SHAPE", "y0")
+    refused(lambda: ot.solve_dense(decay(), [1.0], RATES, [np.nan]), "OT_ERR_VALUE", "t_eval")
+    refused(lambda: ot.solve_dense(ot.Problem(nstates=1, nparams=1, rhs=decay_rhs,
+                                              roots=lambda t, y, p, g: None, nroots=2,
+                                              root_directions=["rising"]), [1.0], RATES, T),
+            "OT_ERR_SHAPE", "root_directions")
+    refused(lambda: ot.solve_dense(decay(max_steps=0), [1.0], RATES, T), "OT_ERR_VALUE",
+            "max_steps")
+    refused(lambda: ot.solve_fwd_sens(ot.Problem(nstates=1, rhs=decay_rhs), [1.0], None, T),
+            "OT_ERR_ARG")
+    with pytest.raises(TypeError, match="rhs"):
+        ot.solve_dense(ot.Problem(nstates=1, rhs="not a function"), [1.0], None, T)
+    with pytest.raises(ValueError, match="root_directions"):
+        ot.solve_dense(ot.Problem(nstates=1, rhs=decay_rhs, roots=lambda *a: None,
+                                  nroots=1, root_directions=["up"]), [1.0], None, T)
+
+
+def test_a_lane_with_a_nan_input_fails_alone():
+    k = RATES[:, :4].copy()
+    k[0, 1] = np.nan
+    r = ot.solve_dense(decay(), [1.0], np.asfortranarray(k), T)
+    assert r.status[1] != "OT_OK" and "params" in r.message[1]
+    assert [r.status[b] for b in (0, 2, 3)] == ["OT_OK"] * 3
