@@ -5,6 +5,7 @@ import gc
 import os
 import resource
 import signal
+import sys
 import time
 import threading
 
@@ -243,16 +244,30 @@ def test_a_python_rhs_in_lanes_mode_on_two_threads_does_not_deadlock():
                     reason="ASan's quarantine holds freed memory; the plain build measures RSS")
 def test_many_solves_keep_memory_flat():
     prob = decay()
-    for _ in range(200):
-        ot.solve_dense(prob, [1.0], RATES, T)
+    k = np.asfortranarray(RATES[:, :2])
+    for _ in range(500):
+        ot.solve_dense(prob, [1.0], k, T)
     gc.collect()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    for _ in range(2000):
-        r = ot.solve_dense(prob, [1.0], RATES, T)
+    for _ in range(10000):
+        r = ot.solve_dense(prob, [1.0], k, T)
         del r
     gc.collect()
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    assert after - before < 4096, f"RSS grew by {after - before} KiB over 2,000 solves"
+    assert after - before < 4096, f"RSS grew by {after - before} KiB over 10,000 solves"
+
+
+def test_solves_hold_no_reference_to_their_inputs_or_callables_after():
+    k = np.asfortranarray(RATES[:, :3])
+    prob = decay()
+    before = (sys.getrefcount(k), sys.getrefcount(decay_rhs), sys.getrefcount(prob))
+    for _ in range(50):
+        r = ot.solve_dense(prob, [1.0], k, T)
+        ys = r.ys
+        del r
+    del ys
+    gc.collect()
+    assert (sys.getrefcount(k), sys.getrefcount(decay_rhs), sys.getrefcount(prob)) == before
 
 
 def test_numba_cfunc_callbacks_run_without_the_interpreter():
