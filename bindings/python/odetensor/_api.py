@@ -344,11 +344,13 @@ _CALLBACK, _CANCELLED = -13, -15
 def _solve(problem: Problem, kind: int, y0: Any, params: Any, t_eval: Any = None,
            final_time: float = 0.0, stops: Any = None, t0: Any = None,
            data: Any = None, weights: Any = None, copy: bool = False,
-           loss: Optional[Callable] = None, integrand: Optional[Callable] = None) -> Result:
+           loss: Optional[Callable] = None, integrand: Optional[Callable] = None,
+           lane_offset: int = 0) -> Result:
     if not isinstance(problem, Problem):
         raise TypeError(f"problem: a {type(problem).__name__}; expected odetensor.Problem")
     spec = problem._spec()
     spec.loss, spec.integrand = loss, integrand
+    spec.lane_offset = int(lane_offset)
     d = _core.solve(spec, kind, _array(y0, "y0", copy), _array(params, "params", copy),
                     _array(t_eval, "t_eval", copy), float(final_time),
                     _array(stops, "stops", copy), _array(t0, "t0", copy),
@@ -360,13 +362,14 @@ def _solve(problem: Problem, kind: int, y0: Any, params: Any, t_eval: Any = None
 
 
 def solve_dense(problem: Problem, y0: Any, params: Any, t_eval: Any, *,
-                copy: bool = False) -> Result:
+                copy: bool = False, lane_offset: int = 0) -> Result:
     """Every lane at the times t_eval ([nt], or [nt, nbatch] per lane).
 
     y0 [n] or [n, nbatch] (None: problem.init from params), params [np] or
-    [np, nbatch]. Raises OdeTensorError for a refused call; lanes that fail
-    are in the result."""
-    return _solve(problem, _DENSE, y0, params, t_eval, copy=copy)
+    [np, nbatch]. lane_offset: what callback_lane() adds, as if this batch
+    were a slice of a larger one. Raises OdeTensorError for a refused call;
+    lanes that fail are in the result."""
+    return _solve(problem, _DENSE, y0, params, t_eval, copy=copy, lane_offset=lane_offset)
 
 
 def solve_dense_with(problem: Problem, y0: Any, params: Any, t_eval: Any, *,
@@ -385,14 +388,16 @@ def solve(problem: Problem, y0: Any, params: Any, final_time: float, *,
 
 
 def solve_fwd_sens(problem: Problem, y0: Any, params: Any, t_eval: Any, *,
-                   copy: bool = False) -> Result:
-    """As solve_dense, plus sens[j] = d ys / d p_j (CVODES, BDF or Adams)."""
-    return _solve(problem, _SENS, y0, params, t_eval, copy=copy)
+                   copy: bool = False, lane_offset: int = 0) -> Result:
+    """As solve_dense, plus sens[j] = d ys / d p_j (CVODES, BDF or Adams);
+    with problem.sens_initial, also d ys / d y0_i after the parameters."""
+    return _solve(problem, _SENS, y0, params, t_eval, copy=copy, lane_offset=lane_offset)
 
 
 def solve_adjoint(problem: Problem, y0: Any, params: Any, t_eval: Any, data: Any = None,
                   *, weights: Any = None, loss: Optional[Callable] = None,
-                  integrand: Optional[Callable] = None, copy: bool = False) -> Result:
+                  integrand: Optional[Callable] = None, copy: bool = False,
+                  lane_offset: int = 0) -> Result:
     """The gradient of a loss L by the adjoint method: grad_loss [nbatch]
     (L), grad_params [np, nbatch], grad_y0 [n, nbatch]. L is the sum of
     squares sum w (ys - data)^2 (data and weights [n|nout, nt] or
@@ -403,7 +408,7 @@ def solve_adjoint(problem: Problem, y0: Any, params: Any, t_eval: Any, data: Any
     if (data is None) == (loss is None):
         raise ValueError("solve_adjoint: give data (a sum of squares) or loss, one of them")
     return _solve(problem, _ADJ, y0, params, t_eval, data=data, weights=weights, copy=copy,
-                  loss=loss, integrand=integrand)
+                  loss=loss, integrand=integrand, lane_offset=lane_offset)
 
 
 def callback_lane() -> int:

@@ -513,6 +513,12 @@ static PyObject *py_solve(PyObject *self, PyObject *args)
     r.opts.replace_progress = 1;
     r.opts.progress = otpy_progress;
     r.opts.progress_user = &s;
+    if (!bad)
+        attr_int64(spec, "lane_offset", &r.opts.lane_offset, &bad);
+    if (bad) {
+        otpy_input_release(&wkeep);
+        goto done;
+    }
     if (kind == K_STEPS || kind == K_WITH)
         ot_ode_set_progress(r.ode, otpy_progress, &s);
     solve_released(&r, &s);

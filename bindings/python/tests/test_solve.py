@@ -449,3 +449,32 @@ def test_a_lane_with_a_nan_input_fails_alone():
     r = ot.solve_dense(decay(), [1.0], np.asfortranarray(k), T)
     assert r.status[1] != "OT_OK" and "params" in r.message[1]
     assert [r.status[b] for b in (0, 2, 3)] == ["OT_OK"] * 3
+
+
+def test_per_lane_starts_and_times_and_a_lane_offset():
+    t0 = np.array([0.0, 0.5, 1.0])
+    t_eval = np.asfortranarray([[1.0, 1.5, 2.0], [2.0, 2.5, np.nan]])  # [nt, nbatch]
+    k = np.asfortranarray(RATES[:, :3])
+    r = ot.solve_dense_with(decay(mode="lanes"), [1.0], k, t_eval, t0=t0)
+    assert r.ok and r.ts.shape == (2, 3) and np.isnan(r.ys[0, 1, 2])
+    exact = np.exp(-k[0][None, :] * (t_eval - t0[None, :]))
+    assert np.nanmax(np.abs(r.ys[0] - exact)) < 1e-8
+    seen = set()
+
+    def rhs(t, y, p, dydt):
+        seen.add(ot.callback_lane())
+        np.multiply(-p, y, out=dydt)
+
+    ot.solve_dense(ot.Problem(nstates=1, nparams=1, rhs=rhs, mode="lanes", threads=1), [1.0],
+                   k, T, lane_offset=100)
+    assert seen == {100, 101, 102}
+
+
+def test_float32_outputs_and_sensitivities_to_y0():
+    r = ot.solve_dense(decay(output_dtype="float32"), [1.0], RATES[:, :3], T)
+    assert r.ys.dtype == np.float32
+    assert np.max(np.abs(r.ys[0] - np.exp(-RATES[0, :3][None, :] * T[:, None]))) < 1e-6
+    s = ot.solve_fwd_sens(decay(sens_initial=True), [2.0], RATES[:, :3], T)
+    assert len(s.sens) == 2  # d/dk, then d/dy0
+    np.testing.assert_allclose(s.sens[1][0], np.exp(-RATES[0, :3][None, :] * T[:, None]),
+                               rtol=1e-6)
