@@ -40,7 +40,7 @@ def population(nb):
     return pats
 
 
-def solve_patient(ka, ke, doses, times):
+def solve_patient(ka, ke, doses, times, method="LSODA"):
     rhs = lambda t, y: [-ka * y[0], ka * y[0] - ke * y[1]]
     y = np.zeros(2)
     out = {}
@@ -49,7 +49,7 @@ def solve_patient(ka, ke, doses, times):
     for k, (td, amount) in enumerate(doses):
         if td > t_start:  # before the dose: integrate up to it
             ts = [x for x in times if t_start <= x < td]
-            sol = solve_ivp(rhs, (t_start, td), y, method="LSODA", rtol=1e-8, atol=1e-8,
+            sol = solve_ivp(rhs, (t_start, td), y, method=method, rtol=1e-8, atol=1e-8,
                             t_eval=ts + [td])
             for x, col in zip(sol.t[:-1], sol.y.T[:-1]):
                 out[x] = col
@@ -58,7 +58,7 @@ def solve_patient(ka, ke, doses, times):
         t_start = td
     ts = [x for x in times if x >= t_start]
     if ts:
-        sol = solve_ivp(rhs, (t_start, ts[-1]), y, method="LSODA", rtol=1e-8, atol=1e-8,
+        sol = solve_ivp(rhs, (t_start, ts[-1]), y, method=method, rtol=1e-8, atol=1e-8,
                         t_eval=ts)
         for x, col in zip(sol.t, sol.y.T):
             out[x] = col

@@ -101,21 +101,26 @@ def main():
             best[name] = min(best[name], time.perf_counter() - t0)
             assert r.ok, r.message[:2]
             worst[name] = worst_error(pats, r)
-    t0 = time.perf_counter()
-    sworst = 0.0
-    for ka, ke, doses, times in pats[:a.scipy_patients]:
-        out = pk.solve_patient(ka, ke, doses, times)
-        for t, col in out.items():
-            g, c = pk.exact(ka, ke, doses, t)
-            sworst = max(sworst, abs(col[0] - g), abs(col[1] - c))
-    scipy = (time.perf_counter() - t0) / a.scipy_patients
+    scipy, sworst = {}, {}
+    for method in ("LSODA", "BDF", "RK45"):
+        t0 = time.perf_counter()
+        sworst[method] = 0.0
+        for ka, ke, doses, times in pats[:a.scipy_patients]:
+            out = pk.solve_patient(ka, ke, doses, times, method)
+            for t, col in out.items():
+                g, c = pk.exact(ka, ke, doses, t)
+                sworst[method] = max(sworst[method], abs(col[0] - g), abs(col[1] - c))
+        scipy[method] = (time.perf_counter() - t0) / a.scipy_patients
+    lsoda = scipy["LSODA"]
     print(f"dosed population: {a.patients} patients x {pk.ND} doses, best of {a.rounds}")
     for name, s in best.items():
         per = s / a.patients
-        print(f"{name:46s} {1e6 * per:8.1f} us/patient  SciPy/this {scipy / per:6.1f}  "
+        print(f"{name:46s} {1e6 * per:8.1f} us/patient  LSODA/this {lsoda / per:6.1f}  "
               f"worst error {worst[name]:.1e} mg")
-    print(f"{'scipy LSODA restarted at each dose':46s} {1e6 * scipy:8.1f} us/patient  "
-          f"worst error {sworst:.1e} mg ({a.scipy_patients} patients)")
+    for method, per in scipy.items():
+        print(f"{'scipy ' + method + ' restarted at each dose':46s} {1e6 * per:8.1f} us/patient"
+              f"  LSODA/this {lsoda / per:6.1f}  worst error {sworst[method]:.1e} mg "
+              f"({a.scipy_patients} patients)")
 
 
 if __name__ == "__main__":
