@@ -397,11 +397,7 @@ void ot__lanes_solve_lane(ot__lanes_worker *w, int64_t b, const ot__sink *sk)
      * (its outputs so far, its steps for ot_solve); the worker's SUNDIALS
      * objects are dropped and made again for its next lane. */
     ot__run_unit_abandon(&w->unit);
-    char msg[160];
-    snprintf(msg, sizeof msg,
-             "%s ran out of memory (an allocation inside it failed) after t = %g", which,
-             sol->stats[b].final_time);
-    ot__solution_fail_lane(sol, b, OT_ERR_NOMEM, msg);
+    ot__run_lane_out_of_memory(sol, b, pl->ode->method);
     if (pl->kind == OT__STEPS)
         hand_over(w, sk, b);
     ot__lanes_worker_renew(w);

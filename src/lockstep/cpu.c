@@ -290,15 +290,10 @@ static int solve_protected(ot__lockstep *L, const ot__plan *pl, const ot__sink *
     if (st != OT__SUN_NOMEM)
         return st;
     ot__run_unit_abandon(&L->unit);
-    const char *which = ot__method(pl->ode->method)->ark ? "ARKODE" : "CVODE";
     for (int64_t b = 0; b < L->nbatch; b++) {
         if (L->stopped != NULL && L->stopped[b] != OT__LANE_RUNNING)
             continue;
-        char msg[160];
-        snprintf(msg, sizeof msg,
-                 "%s ran out of memory (an allocation inside it failed) after t = %g",
-                 which, sk->sol->stats[L->lane0 + b].final_time);
-        ot__solution_fail_lane(sk->sol, L->lane0 + b, OT_ERR_NOMEM, msg);
+        ot__run_lane_out_of_memory(sk->sol, L->lane0 + b, pl->ode->method);
     }
     return OT_OK;
 }

@@ -480,6 +480,15 @@ void ot__run_dense(ot__unit *u)
     u->ops->stats(u);
 }
 
+void ot__run_lane_out_of_memory(ot_solution *sol, int64_t lane, int method)
+{
+    char msg[160];
+    snprintf(msg, sizeof msg,
+             "%s ran out of memory (an allocation inside it failed) after t = %g",
+             ot__method(method)->ark ? "ARKODE" : "CVODE", sol->stats[lane].final_time);
+    ot__solution_fail_lane(sol, lane, OT_ERR_NOMEM, msg);
+}
+
 void ot__run_unit_abandon(ot__unit *u)
 {
     free(u->times_owned);

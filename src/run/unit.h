@@ -160,6 +160,11 @@ void ot__run_unit_fails(ot__unit *u, int status, double t, const char *what, int
 /* A run of u cut short inside SUNDIALS (memory ran out under its scope,
  * core/sun_memory.h): frees what the run loop had allocated for it. */
 void ot__run_unit_abandon(ot__unit *u);
+
+/* Lane `lane` of sol fails with OT_ERR_NOMEM because memory ran out inside
+ * its integrator (the problem's method names it), keeping what it reached:
+ * the one message of every mode. */
+void ot__run_lane_out_of_memory(ot_solution *sol, int64_t lane, int method);
 /* The integrator failed (flag, message what): when one lane explains it
  * (ops->blame), that lane fails alone with its own status and message;
  * else every running lane fails, at t. @return 1 a lane left and others
