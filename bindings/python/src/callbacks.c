@@ -84,6 +84,27 @@ static PyObject *array_of(ot_layout l, int writable, int flat)
                        NPY_ARRAY_ALIGNED | (writable ? NPY_ARRAY_WRITEABLE : 0), NULL);
 }
 
+/* n arrays over the views l, writable where w has 'w' (else read-only);
+ * 0, or -1 with none left made. */
+static int arrays_of(PyObject **v, int n, const ot_layout *l, const char *w, int flat)
+{
+    for (int i = 0; i < n; i++) {
+        v[i] = array_of(l[i], w[i] == 'w', flat);
+        if (v[i] == NULL) {
+            while (i-- > 0)
+                Py_CLEAR(v[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void drop(PyObject **v, int n)
+{
+    for (int i = 0; i < n; i++)
+        Py_XDECREF(v[i]);
+}
+
 /* What a callable raised: KeyboardInterrupt cancels the solve; anything
  * else fails the callback's lane (a block's call in lockstep: the library
  * then calls lane by lane and the failing lane's own call records it). */
@@ -172,12 +193,12 @@ static int call4(otpy_solve *s, const char *name, PyObject *f, double t, ot_view
     const int64_t k = y.layout.ndim > 1 ? y.layout.shape[1] : 1;
     gil g;
     gil_take(&g);
-    PyObject *a = array_of(y.layout, 0, 0), *b = a ? array_of(p.layout, 0, 0) : NULL,
-             *c = b ? array_of(o.layout, 1, 0) : NULL;
-    PyObject *args = c ? Py_BuildValue("(dOOO)", t, a, b, c) : NULL;
-    Py_XDECREF(a);
-    Py_XDECREF(b);
-    Py_XDECREF(c);
+    PyObject *v[3] = {NULL};
+    PyObject *args =
+        arrays_of(v, 3, (ot_layout[]){y.layout, p.layout, o.layout}, "rrw", 0)
+            ? NULL
+            : Py_BuildValue("(dOOO)", t, v[0], v[1], v[2]);
+    drop(v, 3);
     const int rc = call(s, name, f, args, k);
     gil_give(&g);
     return rc;
@@ -202,10 +223,11 @@ static int init_py(ot_view p, ot_view_mut y0, void *user)
     const int64_t k = p.layout.ndim > 1 ? p.layout.shape[1] : 1;
     gil g;
     gil_take(&g);
-    PyObject *a = array_of(p.layout, 0, 0), *b = a ? array_of(y0.layout, 1, 0) : NULL;
-    PyObject *args = b ? Py_BuildValue("(OO)", a, b) : NULL;
-    Py_XDECREF(a);
-    Py_XDECREF(b);
+    PyObject *v[2] = {NULL};
+    PyObject *args = arrays_of(v, 2, (ot_layout[]){p.layout, y0.layout}, "rw", 0)
+                         ? NULL
+                         : Py_BuildValue("(OO)", v[0], v[1]);
+    drop(v, 2);
     const int rc = call(s, "init", s->init, args, k);
     gil_give(&g);
     return rc;
@@ -218,10 +240,11 @@ static int event_py(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut
     otpy_solve *s = user;
     gil g;
     gil_take(&g);
-    PyObject *a = array_of(y.layout, 1, 1), *b = a ? array_of(p.layout, 1, 1) : NULL;
-    PyObject *args = b ? Py_BuildValue("(diOOL)", t, root, a, b, (long long)lane) : NULL;
-    Py_XDECREF(a);
-    Py_XDECREF(b);
+    PyObject *v[2] = {NULL};
+    PyObject *args = arrays_of(v, 2, (ot_layout[]){y.layout, p.layout}, "ww", 1)
+                         ? NULL
+                         : Py_BuildValue("(diOOL)", t, root, v[0], v[1], (long long)lane);
+    drop(v, 2);
     const int rc = call(s, "on_event", s->event, args, 1);
     gil_give(&g);
     return rc < 0 ? -1 : 0;
@@ -236,13 +259,13 @@ static int psetup_py(double t, ot_view y, ot_view p, double gamma, int jok, int 
     *jcur = !jok; /* setup recomputes what it keeps unless it may reuse it */
     gil g;
     gil_take(&g);
-    PyObject *a = array_of(y.layout, 0, 1), *b = a ? array_of(p.layout, 0, 1) : NULL,
-             *c = b ? array_of(work.layout, 1, 1) : NULL;
+    PyObject *v[3] = {NULL};
     PyObject *args =
-        c ? Py_BuildValue("(dOOdOO)", t, a, b, gamma, jok ? Py_True : Py_False, c) : NULL;
-    Py_XDECREF(a);
-    Py_XDECREF(b);
-    Py_XDECREF(c);
+        arrays_of(v, 3, (ot_layout[]){y.layout, p.layout, work.layout}, "rrw", 1)
+            ? NULL
+            : Py_BuildValue("(dOOdOO)", t, v[0], v[1], gamma, jok ? Py_True : Py_False,
+                            v[2]);
+    drop(v, 3);
     const int rc = call(s, "precondition setup", s->psetup, args, 1);
     gil_give(&g);
     return rc;
@@ -254,14 +277,14 @@ static int psolve_py(double t, ot_view y, ot_view p, double gamma, ot_view r,
     otpy_solve *s = user;
     gil g;
     gil_take(&g);
-    PyObject *a = array_of(y.layout, 0, 1), *b = a ? array_of(p.layout, 0, 1) : NULL,
-             *c = b ? array_of(r.layout, 0, 1) : NULL,
-             *d = c ? array_of(z.layout, 1, 1) : NULL,
-             *e = d ? array_of(work.layout, 1, 1) : NULL;
-    PyObject *args = e ? Py_BuildValue("(dOOdOOO)", t, a, b, gamma, c, d, e) : NULL;
-    PyObject *made[] = {a, b, c, d, e};
-    for (int i = 0; i < 5; i++)
-        Py_XDECREF(made[i]);
+    PyObject *v[5] = {NULL};
+    PyObject *args =
+        arrays_of(v, 5,
+                  (ot_layout[]){y.layout, p.layout, r.layout, z.layout, work.layout},
+                  "rrrww", 1)
+            ? NULL
+            : Py_BuildValue("(dOOdOOO)", t, v[0], v[1], gamma, v[2], v[3], v[4]);
+    drop(v, 5);
     /* z is not the last argument: a returned z is read as success too */
     const int rc = call(s, "precondition solve", s->psolve, args, 1);
     gil_give(&g);
@@ -276,16 +299,15 @@ static int loss_py(double t, int64_t i, int64_t lane, ot_view y, ot_view p,
     otpy_solve *s = user;
     gil g;
     gil_take(&g);
-    PyObject *a = array_of(y.layout, 0, 1), *b = a ? array_of(p.layout, 0, 1) : NULL,
-             *c = b ? array_of(gv.layout, 1, 1) : NULL,
-             *d = c ? array_of(dgdy.layout, 1, 1) : NULL,
-             *e = d ? array_of(dgdp.layout, 1, 1) : NULL;
+    PyObject *v[5] = {NULL};
     PyObject *args =
-        e ? Py_BuildValue("(dLLOOOOO)", t, (long long)i, (long long)lane, a, b, c, d, e)
-          : NULL;
-    PyObject *made[] = {a, b, c, d, e};
-    for (int k = 0; k < 5; k++)
-        Py_XDECREF(made[k]);
+        arrays_of(v, 5,
+                  (ot_layout[]){y.layout, p.layout, gv.layout, dgdy.layout, dgdp.layout},
+                  "rrwww", 1)
+            ? NULL
+            : Py_BuildValue("(dLLOOOOO)", t, (long long)i, (long long)lane, v[0], v[1],
+                            v[2], v[3], v[4]);
+    drop(v, 5);
     const int rc = call(s, "loss", s->loss, args, 1);
     gil_give(&g);
     return rc < 0 ? -1 : 0;
@@ -299,15 +321,15 @@ static int integrand_py(double t, int64_t lane, ot_view y, ot_view p, ot_view_mu
     otpy_solve *s = user;
     gil g;
     gil_take(&g);
-    PyObject *a = array_of(y.layout, 0, 1), *b = a ? array_of(p.layout, 0, 1) : NULL,
-             *c = b ? array_of(q.layout, 1, 1) : NULL,
-             *d = c ? array_of(dqdy.layout, 1, 1) : NULL,
-             *e = d ? array_of(dqdp.layout, 1, 1) : NULL;
+    PyObject *v[5] = {NULL};
     PyObject *args =
-        e ? Py_BuildValue("(dLOOOOO)", t, (long long)lane, a, b, c, d, e) : NULL;
-    PyObject *made[] = {a, b, c, d, e};
-    for (int k = 0; k < 5; k++)
-        Py_XDECREF(made[k]);
+        arrays_of(v, 5,
+                  (ot_layout[]){y.layout, p.layout, q.layout, dqdy.layout, dqdp.layout},
+                  "rrwww", 1)
+            ? NULL
+            : Py_BuildValue("(dLOOOOO)", t, (long long)lane, v[0], v[1], v[2], v[3],
+                            v[4]);
+    drop(v, 5);
     const int rc = call(s, "integrand", s->integrand, args, 1);
     gil_give(&g);
     return rc < 0 ? -1 : 0;
