@@ -295,9 +295,11 @@ static int request(ot_ode *ode, cap c, int plan_only, const ot__solver *s)
     ot_loss loss = ot_loss_custom(zero_loss, NULL);
     if (plan_only) {
         ot__plan pl;
-        const int st = kind == OT__DENSE
-                           ? ot__plan_make_with(&pl, ode, Y, K, T, T0, S, kind)
-                           : ot__plan_make(&pl, ode, Y, K, T, 0, kind);
+        ot_solve_inputs with = ot_solve_inputs_make(Y, K, T);
+        with.t0 = T0;
+        with.stops = S;
+        const int st = kind == OT__DENSE ? ot__plan_make_with(&pl, ode, &with, kind)
+                                         : ot__plan_make(&pl, ode, Y, K, T, 0, kind);
         ot__plan_free(&pl);
         return st;
     }

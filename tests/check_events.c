@@ -329,9 +329,6 @@ START_TEST(event_options_are_checked)
     ck_assert_status(ot_solve_dense(ode, st_vec(y0, 2), st_vec(&k, 1), st_vec(t, 2), &s),
                      OT_ERR_ARG, "no event handler");
     ck_assert_status(ot_ode_set_event_handler(ode, bounce), OT_OK, NULL);
-    ck_assert_status(
-        ot_solve_fwd_sens(ode, st_vec(y0, 2), st_vec(&k, 1), st_vec(t, 2), &s),
-        OT_ERR_ARG, "sensitivities");
     /* A new set of roots forgets the old directions and actions. */
     ck_assert_status(ot_ode_set_roots(ode, 1, first_state), OT_OK, NULL);
     ck_assert_status(ot_solve_dense(ode, st_vec(y0, 2), st_vec(&k, 1), st_vec(t, 2), &s),

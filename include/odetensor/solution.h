@@ -77,11 +77,15 @@ OT_API int ot_solve_dense(const ot_ode *ode, ot_view y0, ot_view params, ot_view
  *          restarts there. A stop at t0 is taken before the start; a stop at
  *          an output time is taken before that output, which shows the state
  *          after it. Each stop is recorded as an event (root -1 - k). Needs
- *          an event handler; not with forward sensitivities.
+ *          an event handler;
+ *   stops_dp [np, nstops] (every lane) or [np, nstops, nbatch]
+ *          (ot_solve_fwd_sens_with only): d stop_k / d p_j, for stop times
+ *          that move with a parameter (a dose lag: stop = t_dose + p[lag]
+ *          has 1 in row lag); absent: the stops are fixed.
  * All f64 host views; absent ones (ot_view_absent()) are not used. Make one
  * with ot_solve_inputs_make, then set what you need. */
 typedef struct ot_solve_inputs {
-    ot_view y0, params, t_eval, t0, stops;
+    ot_view y0, params, t_eval, t0, stops, stops_dp;
 } ot_solve_inputs;
 OT_API ot_solve_inputs ot_solve_inputs_make(ot_view y0, ot_view params, ot_view t_eval);
 /* As ot_solve_dense, with per-lane starts and scheduled stops (above).
@@ -102,6 +106,29 @@ OT_API int ot_solve(const ot_ode *ode, ot_view y0, ot_view params, double final_
  * central differences of out along (dy/dp_j, e_j). Needs np >= 1. */
 OT_API int ot_solve_fwd_sens(const ot_ode *ode, ot_view y0, ot_view params,
                              ot_view t_eval, ot_solution **out);
+
+/* As ot_solve_fwd_sens, with ot_solve_dense_with's inputs: per-lane
+ * starts, per-lane t_eval, and scheduled stops and handled roots that the
+ * sensitivities go through. At an event the handler maps z- = (y-, p-) to
+ * z+ = (y+, p+) (p: the lane's current parameters, which a handler may
+ * change), and the sensitivities jump:
+ *   Z_j+ = DH Z_j- + (DH (f-, 0) + dH/dt - (f+, 0)) dtau/dp_j,
+ * Z_j = (dy/dp_j, dp/dp_j), f- and f+ the rhs before and after, dtau/dp_j
+ * the event time's derivative: -(Dg Z_j) / (dg/dt + g_y f-) for a root g
+ * (the first that fired), stops_dp for a stop (0 when absent). DH is the
+ * user's event Jacobian (ot_ode_set_event_jac) or central differences of
+ * the handler. Between events, dy/dp_j' = f_y dy/dp_j + f_p dp/dp_j: a
+ * handler that sets a parameter to a constant (an infusion switched off)
+ * ends that parameter's effect, one that sets it from another (a rate
+ * from a fitted one) carries the other's. Through events the sensitivity
+ * rhs is central differences along (dy/dp_j, dp/dp_j) in every mode (or
+ * J s + df/dp dp/dp_j with dfdp), not CVODES' own. A root crossed
+ * tangentially (dg/dt along the solution 0) fails its lane: the event
+ * time has no derivative there. Solvers without it (CUDA) refuse events
+ * with sensitivities.
+ * @return as ot_solve_fwd_sens; OT_ERR_ARG for in NULL. */
+OT_API int ot_solve_fwd_sens_with(const ot_ode *ode, const ot_solve_inputs *in,
+                                  ot_solution **out);
 
 /* Frees the solution and every tensor it still owns; NULL is a no-op. */
 OT_API void ot_solution_free(ot_solution *sol);

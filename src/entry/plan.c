@@ -412,6 +412,8 @@ static int check_extras(ot__plan *pl, ot_view t0, ot_view stops)
                         "problem has none (ot_ode_set_event_handler)");
     if (!pl->solver->stops)
         return lacks(pl, "stops", "has no scheduled stops");
+    if (pl->kind == OT__SENS && !pl->solver->sens_events)
+        return lacks(pl, "stops", "has no sensitivities through scheduled stops");
     if ((st = extra_view(pl, stops, "stops", 1, &pl->stops, &pl->nstops,
                          &pl->stop_stride)) != OT_OK)
         return st;
@@ -435,6 +437,42 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
                 ot_view t_eval, double t_final, ot__kind kind, ot_view t0v,
                 ot_view stopsv);
 
+/* The stops' derivatives in p (ot_solve_fwd_sens_with): [np, nstops] or
+ * [np, nstops, nbatch], f64 host, finite. */
+static int check_stops_dp(ot__plan *pl, ot_view v)
+{
+    if (ot_view_is_absent(v))
+        return OT_OK;
+    if (pl->kind != OT__SENS)
+        return ot__fail(OT_ERR_ARG, "stops_dp: the stops' derivatives in p are for "
+                                    "ot_solve_fwd_sens_with; leave it absent");
+    if (pl->stops == NULL)
+        return ot__fail(OT_ERR_ARG, "stops_dp: given, but there are no stops");
+    const ot_layout *l = &v.layout;
+    if (l->dtype != OT_F64 || l->device.type != OT_CPU)
+        return ot__fail(OT_ERR_DTYPE, "stops_dp: must be f64 host memory");
+    const int64_t lanes = l->ndim == 3 ? l->shape[2] : 1;
+    if (l->ndim < 2 || l->shape[0] != pl->np || l->shape[1] != pl->nstops ||
+        (lanes != 1 && lanes != pl->nbatch))
+        return ot__fail(OT_ERR_SHAPE,
+                        "stops_dp: needs shape [np, nstops] or [np, nstops, nbatch] "
+                        "= [%lld, %lld, %lld]",
+                        (long long)pl->np, (long long)pl->nstops, (long long)pl->nbatch);
+    pl->stops_dp = ot_view_col_f64(v, 0, 0);
+    pl->stops_dp_kstride = l->strides[1] / (int64_t)sizeof(double);
+    pl->stops_dp_bstride = lanes > 1 ? l->strides[2] / (int64_t)sizeof(double) : 0;
+    for (int64_t b = 0; b < pl->nbatch; b++)
+        for (int64_t k = 0; k < ot__plan_nstops(pl, b); k++)
+            for (int64_t j = 0; j < pl->np; j++)
+                if (!isfinite(ot__plan_stop_dp(pl, b, k)[j]))
+                    return ot__fail(OT_ERR_VALUE,
+                                    "stops_dp: [%lld, %lld, %lld] is %g; must be finite "
+                                    "for each of the lane's stops",
+                                    (long long)j, (long long)k, (long long)b,
+                                    ot__plan_stop_dp(pl, b, k)[j]);
+    return OT_OK;
+}
+
 int ot__plan_make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
                   ot_view t_eval, double t_final, ot__kind kind)
 {
@@ -442,10 +480,12 @@ int ot__plan_make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
                 ot_view_absent());
 }
 
-int ot__plan_make_with(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
-                       ot_view t_eval, ot_view t0, ot_view stops, ot__kind kind)
+int ot__plan_make_with(ot__plan *pl, const ot_ode *ode, const ot_solve_inputs *in,
+                       ot__kind kind)
 {
-    return make(pl, ode, y0, params, t_eval, 0, kind, t0, stops);
+    const int st =
+        make(pl, ode, in->y0, in->params, in->t_eval, 0, kind, in->t0, in->stops);
+    return st != OT_OK ? st : check_stops_dp(pl, in->stops_dp);
 }
 
 static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
@@ -499,12 +539,10 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
         return ot__fail(OT_ERR_ARG,
                         "event_actions: a root has OT_EVENT_HANDLE but the "
                         "problem has no event handler (ot_ode_set_event_handler)");
-    if (ot__ode_handles_events(ode) && kind == OT__SENS)
-        return ot__fail(
-            OT_ERR_ARG,
-            "event_actions: OT_EVENT_HANDLE with forward sensitivities: the "
-            "sensitivities' jump at an event is not modelled; record the events "
-            "(OT_EVENT_RECORD) or solve without sensitivities");
+    if (ot__ode_handles_events(ode) && kind == OT__SENS && !pl->solver->sens_events)
+        return lacks(pl, "event_actions",
+                     "has no sensitivities through handled events; record the events "
+                     "(OT_EVENT_RECORD) or solve without sensitivities");
     if (kind == OT__ADJ && !pl->solver->adjoint)
         return lacks(pl, "ot_solve_adjoint", "has no adjoint yet");
     if (kind == OT__ADJ && ode->nroots > 0)

@@ -357,22 +357,34 @@ ot_solve_inputs ot_solve_inputs_make(ot_view y0, ot_view params, ot_view t_eval)
     in.t_eval = t_eval;
     in.t0 = ot_view_absent();
     in.stops = ot_view_absent();
+    in.stops_dp = ot_view_absent();
     return in;
 }
 
-int ot_solve_dense_with(const ot_ode *ode, const ot_solve_inputs *in, ot_solution **out)
+static int solve_with(const ot_ode *ode, const ot_solve_inputs *in, ot__kind kind,
+                      ot_solution **out)
 {
     if (in == NULL)
         return ot__fail(OT_ERR_ARG, "in: NULL");
     if (out == NULL)
         return ot__fail(OT_ERR_ARG, "out: NULL");
     ot__plan pl;
-    int st = ot__plan_make_with(&pl, ode, in->y0, in->params, in->t_eval, in->t0,
-                                in->stops, OT__DENSE);
+    int st = ot__plan_make_with(&pl, ode, in, kind);
     if (st == OT_OK)
         st = run_plan(&pl, out);
     ot__plan_free(&pl);
     return st;
+}
+
+int ot_solve_dense_with(const ot_ode *ode, const ot_solve_inputs *in, ot_solution **out)
+{
+    return solve_with(ode, in, OT__DENSE, out);
+}
+
+int ot_solve_fwd_sens_with(const ot_ode *ode, const ot_solve_inputs *in,
+                           ot_solution **out)
+{
+    return solve_with(ode, in, OT__SENS, out);
 }
 
 int ot_solve_dense(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,

@@ -108,28 +108,33 @@ int ot__sens_estimated(const ot_ode *ode)
 }
 
 int ot__central(ot__central_fn fn, void *ctx, const ot__central_space *sp, double t,
-                const double *y, const double *s, const double *p, int64_t j, double *out)
+                const double *y, const double *s, const double *p, int64_t j,
+                const double *dir, double *out)
 {
     const int64_t k = sp->k, n = sp->n, np = sp->np, rows = sp->rows;
     memcpy(sp->pp, p, (size_t)(np * k) * sizeof *sp->pp);
-    for (int64_t b = 0; b < k; b++) {
-        const double h = ot__sens_step(p + b * np, np, j);
-        for (int64_t i = b * n; y && i < (b + 1) * n; i++) {
-            sp->yp[i] = y[i] + h * s[i];
-            sp->ym[i] = y[i] - h * s[i];
+    for (int sign = 1; sign >= -1; sign -= 2) {
+        for (int64_t b = 0; b < k; b++) {
+            const double h = sign * ot__sens_step(p + b * np, np, j);
+            for (int64_t i = b * n; y && sign > 0 && i < (b + 1) * n; i++) {
+                sp->yp[i] = y[i] + h * s[i];
+                sp->ym[i] = y[i] - h * s[i];
+            }
+            if (dir != NULL)
+                for (int64_t i = b * np; i < (b + 1) * np; i++)
+                    sp->pp[i] = p[i] + h * dir[i];
+            else if (j < np)
+                sp->pp[b * np + j] = p[b * np + j] + h;
         }
-        if (j < np)
-            sp->pp[b * np + j] = p[b * np + j] + h;
+        const int st = fn(ctx, t, y ? (sign > 0 ? sp->yp : sp->ym) : NULL, sp->pp,
+                          sign > 0 ? out : sp->minus);
+        if (st != OT_OK)
+            return st;
     }
-    int st = fn(ctx, t, y ? sp->yp : NULL, sp->pp, out);
-    for (int64_t b = 0; j < np && b < k; b++)
-        sp->pp[b * np + j] = p[b * np + j] - ot__sens_step(p + b * np, np, j);
-    if (st == OT_OK)
-        st = fn(ctx, t, y ? sp->ym : NULL, sp->pp, sp->minus);
-    for (int64_t b = 0; st == OT_OK && b < k; b++) {
+    for (int64_t b = 0; b < k; b++) {
         const double h2 = 2 * ot__sens_step(p + b * np, np, j);
         for (int64_t r = b * rows; r < (b + 1) * rows; r++)
             out[r] = (out[r] - sp->minus[r]) / h2;
     }
-    return st;
+    return OT_OK;
 }

@@ -60,11 +60,26 @@ typedef struct {
  * step ot__sens_step of each lane, along e_j alone without y (init), along
  * s_j alone for an initial value's (j >= np). init's initial sensitivities
  * out's output sensitivities and lockstep's sensitivity rhs, in every
- * mode: out = f(+), then (f(+) - f(-)) / (2 h).
+ * mode: out = f(+), then (f(+) - f(-)) / (2 h). dir [np, k], when not
+ * NULL, replaces e_j (and the initial value's 0): the lanes' current
+ * parameters' derivative d p / d p_j, which an event handler that changes
+ * parameters moves (run/sens_jump.h); e_j as dir gives e_j's bits.
  * @return OT_OK or fn's status. */
 int ot__central(ot__central_fn fn, void *ctx, const ot__central_space *sp, double t,
                 const double *y, const double *s, const double *p, int64_t j,
-                double *out);
+                const double *dir, double *out);
+
+/* out += D d for one lane: D [n, np] column-major (df/dp), d [np] (the
+ * parameters' direction of a sensitivity, as dir above). */
+static inline void ot__sens_dp_plus(const double *D, const double *d, double *out,
+                                    int64_t n, int64_t np)
+{
+    for (int64_t k = 0; k < np; k++) {
+        const double dk = d[k], *col = D + k * n;
+        for (int64_t i = 0; dk != 0 && i < n; i++)
+            out[i] += col[i] * dk;
+    }
+}
 
 /* CVODES' estimated sensitivity tolerances (CVodeSensEEtolerances: the
  * states' tolerances with atol / pbar_j) take one pbar_j for all lanes of

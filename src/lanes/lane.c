@@ -11,6 +11,7 @@
 #include "core/alloc.h"
 #include "lanes/worker.h"
 #include "run/adjoint.h"
+#include "run/sens_jump.h"
 #include "kit/advance.h"
 #include "kit/cv_setup.h"
 #include "kit/dq.h"
@@ -84,7 +85,7 @@ static int lane_start(ot__lanes_worker *w, int64_t b)
         }
         const ot__central_space sp = {1,    n,    np,           n,
                                       NULL, NULL, w->pbuf + np, w->yp_scratch};
-        const int st = ot__central(init_at, w, &sp, NAN, NULL, NULL, w->pbuf, j, s);
+        const int st = ot__central(init_at, w, &sp, NAN, NULL, NULL, w->pbuf, j, NULL, s);
         if (st != OT_OK)
             return st;
     }
@@ -118,7 +119,8 @@ static int out_sens(ot__lanes_worker *w, double t, const double *y, const double
                                   w->ym_scratch,
                                   w->pbuf + w->plan->np,
                                   w->diff_scratch};
-    return ot__central(out_at, w, &sp, t, y, s, w->pbuf, j, dst);
+    return ot__central(out_at, w, &sp, t, y, s, w->pbuf, j, ot__sens_dir(&w->unit, j),
+                       dst);
 }
 
 /* Records output i of lane b at time t from state y (and sensitivities in
@@ -195,6 +197,11 @@ static int sens_at(ot__unit *u, double t)
     return CVodeGetSensDky(w->ig.mem, t, 0, w->yS);
 }
 
+static double *sens_state(ot__unit *u, int64_t j)
+{
+    return N_VGetArrayPointer(((ot__lanes_worker *)u->mode)->yS[j]);
+}
+
 /* A copy, so that the handlers never write into an output column. */
 static double *host_state(ot__unit *u, N_Vector y)
 {
@@ -209,7 +216,17 @@ static int reinit(ot__unit *u, double t, double *host)
     N_VSetArrayPointer(host, w->y0);
     w->y_restart = host;
     w->t_restart = t;
-    return ot__ig_reinit(&w->ig, t, w->y0);
+    const int flag = ot__ig_reinit(&w->ig, t, w->y0);
+    if (flag != CV_SUCCESS || w->plan->kind != OT__SENS)
+        return flag;
+    /* The sensitivities there (jumped), kept where restart_state finds them. */
+    for (int64_t j = 0; j < w->plan->ns; j++) {
+        double *s = N_VGetArrayPointer(w->yS[j]), *keep = w->yS0 + j * w->n;
+        if (s != keep)
+            memcpy(keep, s, (size_t)w->n * sizeof *s);
+        N_VSetArrayPointer(keep, w->yS[j]);
+    }
+    return CVodeSensReInit(w->ig.mem, CV_STAGGERED, w->yS);
 }
 
 static int emit(ot__unit *u, double t, N_Vector y)
@@ -254,6 +271,7 @@ static const ot__unit_ops lane_ops = {
     .target = target,
     .restart_state = restart_state,
     .sens_at = sens_at,
+    .sens_state = sens_state,
     .host_state = host_state,
     .reinit = reinit,
     .emit = emit,

@@ -23,6 +23,7 @@
 #include "kit/sun_compat.h"
 #include "lanes/worker.h"
 #include "run/adjoint.h"
+#include "run/sens_jump.h"
 #include "tensor/tensor_impl.h"
 
 /* ---- Callback wrappers: the rules are kit/callback.c's ---------------- */
@@ -197,8 +198,25 @@ static int root_wrap(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
     return ot__cb_finite(&w->cb, "root", "g", g, ode->nroots, 1, w->lane, t, OT__CB_ROOT);
 }
 
-/* With ot_ode_set_dfdp: every sensitivity's rhs at once, J s_j + df/dp_j
- * (kit/sens.h), in place of CVODES' difference quotients. */
+/* The rhs at (t, y, p) for central differences (kit/sens.h), checked. */
+static int rhs_at(void *ctx, double t, const double *y, const double *p, double *f)
+{
+    ot__lanes_worker *w = ctx;
+    if (ot__cb_stopped(&w->cb))
+        return -1;
+    const ot_ode *ode = w->plan->ode;
+    const int rc =
+        ode->rhs(t, ot__view_compact(y, w->n, 1), ot__view_compact(p, w->plan->np, 1),
+                 ot__view_mut_compact(f, w->n, 1), ode->user);
+    if (rc != 0)
+        return ot__cb_returned(&w->cb, "rhs", rc, t, OT__CB_RETRY);
+    return ot__cb_finite(&w->cb, "rhs", "dydt", f, w->n, 1, w->lane, t, OT__CB_RETRY);
+}
+
+/* Every sensitivity's rhs at once in place of CVODES' difference
+ * quotients: with ot_ode_set_dfdp J s_j + df/dp_j (kit/sens.h), or through
+ * events (run/sens_jump.h) along P_j, d f/dp P_j, or without dfdp central
+ * differences along (s_j, P_j), as lockstep's. */
 static int sens_rhs_wrap(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Vector *yS,
                          N_Vector *ySdot, void *ud, N_Vector t1, N_Vector t2)
 {
@@ -206,15 +224,33 @@ static int sens_rhs_wrap(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Vec
     ot__lanes_worker *w = ud;
     if (ot__cb_stopped(&w->cb))
         return -1;
+    const int64_t n = w->n, np = w->plan->np;
+    if (w->plan->ode->dfdp == NULL) {
+        const ot__central_space sp = {1,         n,         np,        n,
+                                      w->sdq[0], w->sdq[1], w->sdq[3], w->sdq[2]};
+        for (int j = 0; j < ns; j++) {
+            const int rc = ot__central(
+                rhs_at, w, &sp, t, N_VGetArrayPointer(y), N_VGetArrayPointer(yS[j]),
+                w->pbuf, j, ot__sens_dir(&w->unit, j), N_VGetArrayPointer(ySdot[j]));
+            w->dq_evals += 2; /* counted with the Jacobian's, as lockstep does */
+            if (rc != 0)
+                return rc;
+        }
+        return 0;
+    }
     const int rc = ot__sens_derivatives(
-        &w->cb, w->plan->ode, t, ot__view_compact(N_VGetArrayPointer(y), w->n, 1), w->p,
+        &w->cb, w->plan->ode, t, ot__view_compact(N_VGetArrayPointer(y), n, 1), w->p,
         w->jac_scratch, w->dfdp_scratch, 1, w->lane, &w->sens_first);
     if (rc != 0)
         return rc;
-    for (int j = 0; j < ns; j++) /* after the np parameters': initial values */
+    for (int j = 0; j < ns; j++) { /* after the np parameters': initial values */
+        const double *dir = ot__sens_dir(&w->unit, j);
         ot__sens_jv_plus(w->jac_scratch, N_VGetArrayPointer(yS[j]),
-                         j < w->plan->np ? w->dfdp_scratch + (int64_t)j * w->n : NULL,
-                         N_VGetArrayPointer(ySdot[j]), w->n);
+                         j < np && !dir ? w->dfdp_scratch + (int64_t)j * n : NULL,
+                         N_VGetArrayPointer(ySdot[j]), n);
+        if (dir)
+            ot__sens_dp_plus(w->dfdp_scratch, dir, N_VGetArrayPointer(ySdot[j]), n, np);
+    }
     return 0;
 }
 
@@ -272,16 +308,18 @@ static int configure(ot__lanes_worker *w)
             w->plist[j] = j < np ? j : 2 * np;
         }
         w->pbuf[2 * np] = 1.0;
-        f = OT__SUN_CALL(ode->dfdp
-                             ? CVodeSensInit(cv, ns, CV_STAGGERED, sens_rhs_wrap, w->yS)
-                             : CVodeSensInit1(cv, ns, CV_STAGGERED, NULL, w->yS),
+        /* Ours with derivatives or through events; else CVODES' own, as raw
+         * CVODES. */
+        const int ours = ode->dfdp || ot__sens_jumps(pl);
+        f = OT__SUN_CALL(ours ? CVodeSensInit(cv, ns, CV_STAGGERED, sens_rhs_wrap, w->yS)
+                              : CVodeSensInit1(cv, ns, CV_STAGGERED, NULL, w->yS),
                          CV_MEM_FAIL);
         f = f ? f
               : CVodeSetSensParams(cv, w->pbuf, w->pbar,
                                    ode->sens_initial ? w->plist : NULL);
-        /* With derivatives, the tolerances lockstep uses (kit/sens.h),
-         * set for each lane; without, CVODES' own estimate as raw CVODES. */
-        if (!f && ode->dfdp && ot__sens_estimated(ode) &&
+        /* With our rhs, the tolerances lockstep uses (kit/sens.h), set for
+         * each lane; without, CVODES' own estimate as raw CVODES. */
+        if (!f && ours && ot__sens_estimated(ode) &&
             (w->atolS = ot__nv_clone_array(ns, w->y, 0)) == NULL)
             return OT_ERR_NOMEM;
         for (int j = 0; w->atolS && j < ns; j++)
@@ -377,17 +415,31 @@ int ot__lanes_worker_new(ot__lanes_worker **out, const ot__plan *pl)
                       : pl->kind == OT__ADJ ? np * n + 1
                                             : 1;
     const int derivs = pl->kind == OT__SENS && pl->ode->dfdp != NULL;
-    double **const slots[10] = {&w->ys_scratch,   &w->y0_scratch,  &w->yp_scratch,
+    double **const slots[14] = {&w->ys_scratch,   &w->y0_scratch,  &w->yp_scratch,
                                 &w->ym_scratch,   &w->out_scratch, &w->diff_scratch,
                                 &w->sens_scratch, &w->yS0,         &w->jac_scratch,
-                                &w->dfdp_scratch};
+                                &w->dfdp_scratch, &w->sdq[0],      &w->sdq[1],
+                                &w->sdq[2],       &w->sdq[3]};
     /* Views handed to callbacks end where their allocation ends (jac
      * [n, n], dfdp [n, np], the preconditioner's work), so that ASan and
      * valgrind see a write past one. */
-    const size_t sizes[10] = {
-        n, n, n, n, rows, rows, ns, ns, derivs ? n * n : 1, derivs && np ? n * np : 1};
+    const int dq = pl->kind == OT__SENS && pl->ode->dfdp == NULL && ot__sens_jumps(pl);
+    const size_t sizes[14] = {n,
+                              n,
+                              n,
+                              n,
+                              rows,
+                              rows,
+                              ns,
+                              ns,
+                              derivs ? n * n : 1,
+                              derivs && np ? n * np : 1,
+                              dq ? n : 1,
+                              dq ? n : 1,
+                              dq ? n : 1,
+                              dq ? np + 1 : 1};
     int ok = 1;
-    for (int i = 0; i < 10; i++)
+    for (int i = 0; i < 14; i++)
         ok &= (*slots[i] = OT__MALLOC(sizes[i] * sizeof(double))) != NULL;
     w->pbuf = OT__MALLOC((2 * np + 1) * sizeof(double));
     w->pwork = OT__MALLOC((pl->ode->pwork ? (size_t)pl->ode->pwork : 1) * sizeof(double));
@@ -420,8 +472,8 @@ void ot__lanes_worker_free(ot__lanes_worker *w)
     drop_sundials(w);
     OT__FREE_ALL(w->ys_scratch, w->y0_scratch, w->yp_scratch, w->ym_scratch,
                  w->out_scratch, w->diff_scratch, w->sens_scratch, w->yS0, w->jac_scratch,
-                 w->dfdp_scratch, w->pbuf, w->pbar, w->plist, w->pwork, w->rootsfound,
-                 w->ev_scratch);
+                 w->dfdp_scratch, w->sdq[0], w->sdq[1], w->sdq[2], w->sdq[3], w->pbuf,
+                 w->pbar, w->plist, w->pwork, w->rootsfound, w->ev_scratch);
     ot__record_free(&w->steps);
     free(w);
 }

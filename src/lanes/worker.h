@@ -45,6 +45,9 @@ typedef struct {
     double *ys_scratch, *out_scratch, *y0_scratch, *yp_scratch, *ym_scratch,
         *diff_scratch, *sens_scratch, *yS0;
     double *jac_scratch, *dfdp_scratch; /* [n, n], [n, np]: with dfdp (else 1 each) */
+    /* Through events without dfdp (run/sens_jump.h): the sensitivity rhs's
+     * central differences, y+, y-, f(-) [n] and p+- [np] (else 1 each). */
+    double *sdq[4];
     double *pwork;    /* [pwork + 1]: the preconditioner's work for the lane (owned) */
     int sens_first;   /* the lane's first call of sens_rhs_wrap is still to come */
     int64_t dq_evals; /* the lane's rhs calls for our DQ Jacobian */

@@ -11,6 +11,7 @@
 
 #include "lockstep/lockstep.h"
 #include "run/adjoint.h"
+#include "run/sens_jump.h"
 #include "kit/dq.h"
 #include "kit/sens.h"
 #include "tensor/tensor_impl.h"
@@ -153,12 +154,17 @@ static int sens_from_derivatives(ot__lockstep *L, int ns, double t, N_Vector y,
     zero_stopped(L, L->jb, n * n);
     zero_stopped(L, L->db, n * L->np);
     for (int j = 0; j < ns; j++) {
-        const double *s = N_VGetArrayPointer(yS[j]);
+        const double *s = N_VGetArrayPointer(yS[j]), *dir = ot__sens_dir(&L->unit, j);
         double *out = N_VGetArrayPointer(ySdot[j]);
-        for (int64_t b = 0; b < nbatch; b++)
+        for (int64_t b = 0; b < nbatch; b++) {
+            /* j >= np: an initial value's; after events, df/dp along P_j */
             ot__sens_jv_plus(L->jb + b * n * n, s + b * n,
-                             j < L->np ? L->db + (b * L->np + j) * n : NULL, out + b * n,
-                             n); /* j >= np: an initial value's */
+                             j < L->np && !dir ? L->db + (b * L->np + j) * n : NULL,
+                             out + b * n, n);
+            if (dir)
+                ot__sens_dp_plus(L->db + b * L->np * n, dir + b * L->np, out + b * n, n,
+                                 L->np);
+        }
     }
     return 0;
 }
@@ -182,9 +188,9 @@ static int sens_rhs_cb(int ns, sunrealtype t, N_Vector y, N_Vector ydot, N_Vecto
     const ot__central_space sp = {L->nbatch, L->n,  L->np, L->n,
                                   L->yp,     L->ym, L->pp, L->yp};
     for (int j = 0; j < ns; j++) {
-        const int rc =
-            ot__central(rhs_at, L, &sp, t, N_VGetArrayPointer(y),
-                        N_VGetArrayPointer(yS[j]), L->p, j, N_VGetArrayPointer(ySdot[j]));
+        const int rc = ot__central(
+            rhs_at, L, &sp, t, N_VGetArrayPointer(y), N_VGetArrayPointer(yS[j]), L->p, j,
+            ot__sens_dir(&L->unit, j), N_VGetArrayPointer(ySdot[j]));
         L->dq_rhs_evals += 2;
         if (rc != 0)
             return rc;

@@ -9,6 +9,7 @@
 #include "core/alloc.h"
 #include "core/test_hooks.h"
 #include "lockstep/lockstep.h"
+#include "run/sens_jump.h"
 #include "kit/dq.h"
 #include "kit/nv_clone.h"
 #include "kit/pool.h"
@@ -85,7 +86,7 @@ static int initial_state(ot__lockstep *L)
         if (pl->has_y0 || j >= np)
             continue;
         const ot__central_space sp = {nbatch, n, np, n, NULL, NULL, L->pp, L->yp};
-        const int st = ot__central(init_at, L, &sp, NAN, NULL, NULL, L->p, j, s);
+        const int st = ot__central(init_at, L, &sp, NAN, NULL, NULL, L->p, j, NULL, s);
         if (st != OT_OK)
             return st;
     }
@@ -151,7 +152,8 @@ static int out_sens(ot__lockstep *L, double t, const double *y, const double *s,
 {
     const ot__central_space sp = {L->nbatch, L->n,  L->np, L->rows,
                                   L->yp,     L->ym, L->pp, L->o};
-    return ot__central(out_at, L, &sp, t, y, s, L->p, j, L->o2);
+    return ot__central(out_at, L, &sp, t, y, s, L->p, j, ot__sens_dir(&L->unit, j),
+                       L->o2);
 }
 
 /* Stores output L->at[b] of each due lane from state y. */

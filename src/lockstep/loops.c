@@ -59,6 +59,11 @@ static int sens_at(ot__unit *u, double t)
     return CVodeGetSensDky(L->ig.mem, t, 0, L->yS);
 }
 
+static double *sens_state(ot__unit *u, int64_t j)
+{
+    return N_VGetArrayPointer(((ot__lockstep *)u->mode)->yS[j]);
+}
+
 static double *host_state(ot__unit *u, N_Vector y)
 {
     ot__lockstep *L = u->mode;
@@ -76,7 +81,10 @@ static int reinit(ot__unit *u, double t, double *host)
         return CV_MEM_FAIL;
     memcpy(N_VGetArrayPointer(L->yr), host, (size_t)(L->n * L->nbatch) * sizeof *host);
     L->y_restart = L->yr;
-    return ot__ig_reinit(&L->ig, t, L->yr);
+    const int flag = ot__ig_reinit(&L->ig, t, L->yr);
+    return flag != CV_SUCCESS || L->plan->kind != OT__SENS
+               ? flag
+               : CVodeSensReInit(L->ig.mem, CV_STAGGERED, L->yS); /* jumped in place */
 }
 
 /* What the block's steps owed to each lane, from the last output (or the
@@ -216,6 +224,7 @@ static const ot__unit_ops block_ops = {
     .target = target,
     .restart_state = restart_state,
     .sens_at = sens_at,
+    .sens_state = sens_state,
     .host_state = host_state,
     .reinit = reinit,
     .emit = emit,

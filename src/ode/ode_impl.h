@@ -7,7 +7,7 @@
 
 /* sizeof(struct ot_ode) on 64-bit targets; ode_info.c checks it so that a
  * new field is not forgotten in the options fingerprint. */
-#define OT__ODE_STRUCT_SIZE 336
+#define OT__ODE_STRUCT_SIZE 344
 
 /* The default step limit: per output interval in dense and sensitivity
  * solves, in all for every-step solves (ot_solve). CVODE's own 500 stops
@@ -43,6 +43,7 @@ struct ot_ode {
     int *root_dir;          /* [nroots] or NULL (all OT_ROOT_BOTH): owned */
     int *event_action;      /* [nroots] or NULL (all OT_EVENT_STOP): owned */
     ot_event_fn event_fn;
+    ot_event_jac_fn event_jac; /* the handler's derivatives, or NULL */
     ot_dfdp_fn dfdp;
     int64_t max_events;
     ot_device device;

@@ -45,6 +45,7 @@ static uint64_t fingerprint(const struct ot_ode *o)
                             o->lockstep_block,
                             o->max_order,
                             o->event_fn != NULL,
+                            o->event_jac != NULL,
                             o->dfdp != NULL,
                             o->sens_initial,
                             o->max_events,

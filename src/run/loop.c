@@ -7,6 +7,7 @@
 
 #include "core/alloc.h"
 #include "run/guard.h"
+#include "run/sens_jump.h"
 #include "run/unit.h"
 #include "kit/advance.h"
 #include "kit/cv_setup.h"
@@ -193,6 +194,7 @@ static int take_roots(ot__unit *u, double t, N_Vector y, int at_output)
             continue;
         const int64_t lane = u->lane0 + b;
         const int stop = got ? ot__event_stop_root(ode, rf) : -1;
+        const int jumps = u->jump != NULL && rf != NULL;
         char msg[200];
         if (stop >= 0 || yd == NULL) {
             u->stopped[b] = OT__LANE_ROOT;
@@ -213,11 +215,18 @@ static int take_roots(ot__unit *u, double t, N_Vector y, int at_output)
         ot__cb cb;
         ot__cb_reset(&cb);
         int changed = 0;
-        const int st =
-            ot__event_take(ode, &u->sink->events[lane], t, rf, yd + b * n, u->p + b * np,
-                           lane, &cb, &changed, msg, sizeof msg);
+        if (jumps)
+            ot__sens_jump_save(u, b, yd + b * n, u->p + b * np);
+        int st = ot__event_take(ode, &u->sink->events[lane], t, rf, yd + b * n,
+                                u->p + b * np, lane, &cb, &changed, msg, sizeof msg);
+        const char *why = st == OT_ERR_CALLBACK ? cb.msg : msg;
+        if (st == OT_OK && jumps && changed) {
+            st = ot__sens_jump_take(u, b, t, -1, rf, yd + b * n, u->p + b * np, msg,
+                                    sizeof msg);
+            why = msg;
+        }
         if (st != OT_OK) {
-            ot__run_lane_fails(u, b, st, st == OT_ERR_CALLBACK ? cb.msg : msg);
+            ot__run_lane_fails(u, b, st, why);
             left = 1;
         } else {
             changed_any |= changed;
@@ -306,9 +315,13 @@ static int take_stops(ot__unit *u, double t, N_Vector y, double last)
         u->knext[b]++;
         ot__guard_forget(u->guard, b); /* the handler changes its motion */
         char msg[300];
-        const int st =
-            ot__event_take_stop(pl->ode, &u->sink->events[lane], t, k, yd + b * u->n,
-                                u->p + b * u->np, lane, msg, sizeof msg);
+        double *yb = yd + b * u->n, *qb = u->p + b * u->np;
+        if (u->jump)
+            ot__sens_jump_save(u, b, yb, qb);
+        int st = ot__event_take_stop(pl->ode, &u->sink->events[lane], t, k, yb, qb, lane,
+                                     msg, sizeof msg);
+        if (st == OT_OK && u->jump)
+            st = ot__sens_jump_take(u, b, t, k, NULL, yb, qb, msg, sizeof msg);
         if (st != OT_OK) {
             ot__run_lane_fails(u, b, st, msg);
             left = 1;
@@ -443,8 +456,10 @@ void ot__run_dense(ot__unit *u)
     }
     for (int64_t b = 0; b < u->k; b++)
         u->next[b] = u->knext[b] = 0;
-    if (ot__guard_new(u, &u->guard) != OT_OK) {
-        snprintf(u->cb->msg, sizeof u->cb->msg, "cannot allocate the events' guard");
+    if (ot__guard_new(u, &u->guard) != OT_OK ||
+        (ot__sens_jumps(pl) && ot__sens_jump_new(u) != OT_OK)) {
+        snprintf(u->cb->msg, sizeof u->cb->msg,
+                 "cannot allocate the events' guard (or the sensitivities' jump)");
         ot__run_unit_fails(u, OT_ERR_NOMEM, pl->t0, u->cb->msg, 0);
         nts = nus = 0;
     }
@@ -494,6 +509,7 @@ void ot__run_unit_abandon(ot__unit *u)
     free(u->times_owned);
     free(u->stops_owned);
     ot__guard_free(u->guard);
+    ot__sens_jump_free(u);
     u->times_owned = u->stops_owned = NULL;
     u->guard = NULL;
 }

@@ -47,13 +47,19 @@ typedef struct {
     /* After an advance to t: the sensitivities there (OT__SENS only).
      * Returns the integrator's flag. */
     int (*sens_at)(ot__unit *u, double t);
+    /* Host memory [n, k] of sensitivity j at the unit's time (after
+     * sens_at, or at the last restart), writable: the jump at an event
+     * (run/sens_jump.h) changes it, and reinit restarts the sensitivities
+     * from it (OT__SENS with events only; NULL hook: the mode has none). */
+    double *(*sens_state)(ot__unit *u, int64_t j);
     /* Writable host memory [n, k] holding y's state, for event handlers
      * (NULL hook: the mode cannot show handlers the state; roots only stop
      * lanes there). */
     double *(*host_state)(ot__unit *u, N_Vector y);
     /* Restarts the integrator at t from host (the state host_state gave,
-     * maybe changed by handlers): afterwards restart_state gives it.
-     * Returns the integrator's flag. */
+     * maybe changed by handlers): afterwards restart_state gives it. With
+     * OT__SENS the sensitivities restart too, from sens_state's. Returns
+     * the integrator's flag. */
     int (*reinit)(ot__unit *u, double t, double *host);
     /* Stores output u->at[b] from state y at t for every lane b with
      * u->at[b] >= 0 (outputs, sensitivities, out's rows). OT_OK, or a
@@ -119,6 +125,11 @@ struct ot__unit {
      * when they share them); the unit's, so that a run abandoned in
      * flight (ot__run_unit_abandon) leaves nothing allocated. */
     double *times_owned, *stops_owned;
+    /* OT__SENS through events (run/sens_jump.h), the run's: each lane's
+     * d q / d p_j [np, k] for sensitivity j (q: its current parameters),
+     * and the jump's scratch; NULL without events. */
+    double *psens;
+    struct ot__sens_jump *jump;
 };
 
 /* A unit of k lanes from lane0 on integrator ig, the rest (arrays, flags)

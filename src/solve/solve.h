@@ -37,6 +37,9 @@ typedef struct {
     int64_t t0_stride;   /* 0: one start for every lane */
     const double *stops; /* scheduled stops [nstops, 1|nbatch], or NULL */
     int64_t nstops, stop_stride;
+    /* OT__SENS: d stop / d p [np, nstops, 1|nbatch] (strides in doubles), or NULL */
+    const double *stops_dp;
+    int64_t stops_dp_kstride, stops_dp_bstride;
     double t0, t_final;      /* t_final for steps */
     int64_t step_limit;      /* steps: total steps allowed per lane */
     ot_progress_fn progress; /* the problem's, unless the caller replaced it */
@@ -110,6 +113,9 @@ struct ot__solver {
     int sens_dfdp;
     /* Sensitivities to initial values (ot_ode_set_sens_initial). */
     int sens_initial;
+    /* Forward sensitivities through scheduled stops and handled events
+     * (their jumps, run/sens_jump.h; the mode's sens_state hook). */
+    int sens_events;
     /* ot_solve_adjoint. */
     int adjoint;
     /* A lane whose own y0 or params are not finite fails alone (the plan
@@ -171,10 +177,10 @@ const ot__solver *ot__solver_row(int i);
  * failure. @return OT_OK or the input error, message naming the argument. */
 int ot__plan_make(ot__plan *plan, const ot_ode *ode, ot_view y0, ot_view params,
                   ot_view t_eval, double t_final, ot__kind kind);
-/* As ot__plan_make, with per-lane starts and scheduled stops
- * (ot_solve_inputs; absent views: none). */
-int ot__plan_make_with(ot__plan *plan, const ot_ode *ode, ot_view y0, ot_view params,
-                       ot_view t_eval, ot_view t0, ot_view stops, ot__kind kind);
+/* As ot__plan_make, with per-lane starts, scheduled stops and (OT__SENS)
+ * their derivatives in p (ot_solve_inputs; absent views: none). */
+int ot__plan_make_with(ot__plan *plan, const ot_ode *ode, const ot_solve_inputs *in,
+                       ot__kind kind);
 void ot__plan_free(ot__plan *plan);
 /* Why lane b (pl->bad[b] set) fails: its first value that is not finite,
  * named as the argument check names it, into msg. */
@@ -211,6 +217,12 @@ static inline double ot__plan_t0(const ot__plan *pl, int64_t b)
 static inline const double *ot__plan_stops(const ot__plan *pl, int64_t b)
 {
     return pl->stops + b * pl->stop_stride;
+}
+
+/* d (lane b's stop k) / d p: np values. */
+static inline const double *ot__plan_stop_dp(const ot__plan *pl, int64_t b, int64_t k)
+{
+    return pl->stops_dp + k * pl->stops_dp_kstride + b * pl->stops_dp_bstride;
 }
 
 static inline int64_t ot__plan_nstops(const ot__plan *pl, int64_t b)
