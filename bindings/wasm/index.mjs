@@ -40,7 +40,7 @@ const OPTIONS = ['rtol', 'atol', 'method', 'mode', 't0', 'firstStep', 'maxSteps'
   'sensRtol', 'sensAtol', 'sensInitial', 'maxOrder', 'stabilityLimitDetection', 'maxEvents',
   'linearSolver', 'bandwidths', 'krylovDim', 'adjointMaxSteps', 'adjointRtol', 'adjointAtol'];
 const SPEC_KEYS = ['nstates', 'nparams', 'rhs', 'rhsExplicit', 'jac', 'precondition', 'onProgress', 'dfdp', 'init', 'out', 'nout', 'roots', 'nroots',
-  'rootDirections', 'eventActions', 'onEvent', 'stops', 'starts', 'y0', 'params', 'tEval',
+  'rootDirections', 'eventActions', 'onEvent', 'stops', 'stopsDp', 'starts', 'y0', 'params', 'tEval',
   'finalTime', 'options', 'loss'];
 
 // Recursion as a probe for free JS stack: throws a RangeError when less is left.
@@ -457,8 +457,13 @@ class OdeTensor {
         }
         const [tp, nt] = call ? [0, 0] : this.#input(tEval, 1, 'tEval', 'one', held);
         if (!call) call = timed(tp, nt);
+        if (has(spec.stopsDp) && (kind !== 'sens' || !has(spec.stops)))
+          throw this.#error(OT_ERR_ARG, kind !== 'sens'
+            ? 'stopsDp: the stops\' derivatives in p are for solveFwdSens(); leave it out'
+            : 'stopsDp: given, but there are no stops');
         if (has(spec.stops) || has(spec.starts)) {
-          if (kind !== 'dense') throw this.#error(OT_ERR_ARG, 'stops, starts: solveDense() only');
+          if (kind !== 'dense' && kind !== 'sens')
+            throw this.#error(OT_ERR_ARG, 'stops, starts: solveDense() and solveFwdSens() only');
           // The times solveDense() got: [rows, cols] column-major.
           const [tpp, tnt] = tEvalPtr ?? [tp, nt];
           let sp = 0, sn = 0, sc = 1, t0p = 0, t0n = 0;
@@ -480,7 +485,10 @@ class OdeTensor {
             [sp] = this.#input(flat, sn, 'stops', 'its length', held);
           }
           if (has(spec.starts)) [t0p, t0n] = [this.#input(spec.starts, 1, 'starts', 'one', held)[0], this.#length(spec.starts, 'starts')];
-          call = () => m._otw_solve_dense_with(slot, P, y0, y0c, pp, pc, tpp, tnt, t0p, t0n, sp, sn, sc);
+          let dpp = 0, dpc = 1;
+          if (has(spec.stopsDp)) [dpp, dpc] = this.#stopsDp(spec.stopsDp, np, sn, held);
+          call = () => m._otw_solve_with(slot, P, kind === 'sens' ? 1 : 0, y0, y0c, pp, pc, tpp, tnt,
+            t0p, t0n, sp, sn, sc, dpp, dpc);
         }
       }
       const st = this.#enter(call, lost);
@@ -505,6 +513,26 @@ class OdeTensor {
     } finally {
       for (const release of held.reverse()) release();
     }
+  }
+
+  // stopsDp: d stop_k / d p_j as one array [np * nstops] (k-major:
+  // stopsDp[k * np + j]) for every lane, or one such array per lane (ragged
+  // with its stops: entries past a lane's own are not read), into
+  // [np, sn, cols] column-major. Returns [pointer, cols].
+  #stopsDp(v, np, sn, held) {
+    if (np === 0) throw this.#error(OT_ERR_ARG, 'stopsDp: nparams is 0; there is no p to move the stops');
+    const nested = Array.isArray(v) && v.length > 0 && typeof v[0] === 'object' && v[0] !== null;
+    const lanes = nested ? v : [v], cols = lanes.length;
+    const flat = new Float64Array(np * sn * cols);
+    lanes.forEach((c, b) => {
+      const name = nested ? `stopsDp[${b}]` : 'stopsDp', len = this.#length(c, name);
+      if (len > np * sn || len % Math.max(np, 1) !== 0)
+        throw this.#error(OT_ERR_SHAPE, `${name}: ${len} values; needs nparams (${np}) per stop, ` +
+          `at most ${sn} stops (stopsDp[k * nparams + j] = d stop_k / d p_j)`);
+      for (let i = 0; i < len; i++) flat[b * np * sn + i] = this.#num(c[i], `${name}[${i}]`);
+    });
+    const [ptr] = this.#input(flat, np * sn, 'stopsDp', 'nparams * nstops', held);
+    return [ptr, cols];
   }
 
   // Runs a C solve, which calls back into JS. The callback wrappers catch

@@ -36,6 +36,8 @@ class Problem:
     root_directions: Optional[Sequence[Union[str, int]]]
     event_actions: Optional[Sequence[Union[str, int]]]
     on_event: Optional[Callable[[float, int, np.ndarray, np.ndarray, int], Optional[int]]]
+    event_jac: Optional[Callable[[float, int, int, np.ndarray, np.ndarray, np.ndarray,
+                                  np.ndarray], Optional[int]]]
     dfdp: Optional[Callback]
     rhs_explicit: Optional[Callback]
     method: Optional[str]
@@ -72,6 +74,7 @@ class Problem:
                  root_directions: Optional[Sequence[Union[str, int]]] = ...,
                  event_actions: Optional[Sequence[Union[str, int]]] = ...,
                  on_event: Optional[Callable[..., Optional[int]]] = ...,
+                 event_jac: Optional[Callable[..., Optional[int]]] = ...,
                  dfdp: Optional[Callback] = ..., rhs_explicit: Optional[Callback] = ...,
                  method: Optional[str] = ..., linear_solver: Optional[str] = ...,
                  bandwidths: Optional[tuple[int, int]] = ..., krylov_dim: Optional[int] = ...,
@@ -123,7 +126,9 @@ def solve_dense_with(problem: Problem, y0: Optional[ArrayIn], params: Optional[A
 def solve(problem: Problem, y0: Optional[ArrayIn], params: Optional[ArrayIn],
           final_time: float, *, copy: bool = ...) -> Result: ...
 def solve_fwd_sens(problem: Problem, y0: Optional[ArrayIn], params: Optional[ArrayIn],
-                   t_eval: ArrayIn, *, copy: bool = ..., lane_offset: int = ...) -> Result: ...
+                   t_eval: ArrayIn, *, stops: Optional[ArrayIn] = ...,
+                   t0: Optional[ArrayIn] = ..., stops_dp: Optional[ArrayIn] = ...,
+                   copy: bool = ..., lane_offset: int = ...) -> Result: ...
 def solve_adjoint(problem: Problem, y0: Optional[ArrayIn], params: Optional[ArrayIn],
                   t_eval: ArrayIn, data: Optional[ArrayIn] = ..., *,
                   weights: Optional[ArrayIn] = ...,

@@ -113,7 +113,11 @@ class Problem:
     ``jac(t, y, p, J)`` (J [n, n, k], zeroed), ``init(p, y0)``,
     ``out(t, y, p, o)`` (o [nout, k]), ``roots(t, y, p, g)`` (g [nroots, k]),
     ``dfdp(t, y, p, D)`` (D [n, np, k]), ``on_event(t, root, y, p, lane)``
-    (y [n] and p [np] of the lane, writable). rhs and jac may instead be
+    (y [n] and p [np] of the lane, writable), ``event_jac(t, root, lane, y,
+    p, dz, dzdt)`` (the handler's derivatives for sensitivities through
+    events: dz [n + np, n + np] = d (y+, p+) / d (y-, p-) arriving as the
+    identity, dzdt [n + np] zeroed; without it, central differences of
+    on_event, which must then depend on its arguments alone). rhs and jac may instead be
     compiled functions of FLAT_SIGNATURE (a numba cfunc, a ctypes pointer,
     a scipy.LowLevelCallable or an address): no interpreter is entered and
     lanes mode runs on every core. With a Python rhs the default mode is
@@ -133,6 +137,7 @@ class Problem:
     root_directions: Optional[Sequence[Any]] = None
     event_actions: Optional[Sequence[Any]] = None
     on_event: Optional[Callable] = None
+    event_jac: Optional[Callable] = None
     dfdp: Optional[Callable] = None
     rhs_explicit: Optional[Callable] = None
     method: Any = None
@@ -187,6 +192,7 @@ class _Spec:
         self.root_directions = _names(p.root_directions, DIRECTIONS, "root_directions")
         self.event_actions = _names(p.event_actions, ACTIONS, "event_actions")
         self.on_event, self.dfdp, self.rhs_explicit = p.on_event, p.dfdp, p.rhs_explicit
+        self.event_jac = p.event_jac
         self.method = _choice(p.method, METHODS, "method")
         self.linear_solver = _choice(p.linear_solver, LINEAR_SOLVERS, "linear_solver")
         mode = p.mode
@@ -337,7 +343,7 @@ def _result(d: dict) -> Result:
         tensors=tensors)
 
 
-_DENSE, _STEPS, _SENS, _ADJ, _WITH = range(5)
+_DENSE, _STEPS, _SENS, _ADJ, _WITH, _SENS_WITH = range(6)
 _CALLBACK, _CANCELLED = -13, -15
 
 
@@ -345,7 +351,7 @@ def _solve(problem: Problem, kind: int, y0: Any, params: Any, t_eval: Any = None
            final_time: float = 0.0, stops: Any = None, t0: Any = None,
            data: Any = None, weights: Any = None, copy: bool = False,
            loss: Optional[Callable] = None, integrand: Optional[Callable] = None,
-           lane_offset: int = 0) -> Result:
+           lane_offset: int = 0, stops_dp: Any = None) -> Result:
     if not isinstance(problem, Problem):
         raise TypeError(f"problem: a {type(problem).__name__}; expected odetensor.Problem")
     spec = problem._spec()
@@ -354,7 +360,8 @@ def _solve(problem: Problem, kind: int, y0: Any, params: Any, t_eval: Any = None
     d = _core.solve(spec, kind, _array(y0, "y0", copy), _array(params, "params", copy),
                     _array(t_eval, "t_eval", copy), float(final_time),
                     _array(stops, "stops", copy), _array(t0, "t0", copy),
-                    _array(data, "data", copy), _array(weights, "weights", copy))
+                    _array(data, "data", copy), _array(weights, "weights", copy),
+                    _array(stops_dp, "stops_dp", copy))
     result = _result(d)
     if d["interrupt"] is not None:
         raise Cancelled(result) from d["interrupt"]
@@ -388,10 +395,22 @@ def solve(problem: Problem, y0: Any, params: Any, final_time: float, *,
 
 
 def solve_fwd_sens(problem: Problem, y0: Any, params: Any, t_eval: Any, *,
+                   stops: Any = None, t0: Any = None, stops_dp: Any = None,
                    copy: bool = False, lane_offset: int = 0) -> Result:
     """As solve_dense, plus sens[j] = d ys / d p_j (CVODES, BDF or Adams);
-    with problem.sens_initial, also d ys / d y0_i after the parameters."""
-    return _solve(problem, _SENS, y0, params, t_eval, copy=copy, lane_offset=lane_offset)
+    with problem.sens_initial, also d ys / d y0_i after the parameters.
+
+    With stops and t0 as in solve_dense_with, the sensitivities go through
+    the doses and handled roots (they jump with the handler's derivatives:
+    problem.event_jac, or central differences of on_event); stops_dp
+    ([np, nstops] or [np, nstops, nbatch], Fortran order) gives
+    d stop_k / d p_j for stops that move with a parameter (a lag)."""
+    if stops is None and t0 is None and stops_dp is None:
+        return _solve(problem, _SENS, y0, params, t_eval, copy=copy, lane_offset=lane_offset)
+    if lane_offset:
+        raise ValueError("lane_offset: not with stops, t0 or stops_dp")
+    return _solve(problem, _SENS_WITH, y0, params, t_eval, stops=stops, t0=t0,
+                  stops_dp=stops_dp, copy=copy)
 
 
 def solve_adjoint(problem: Problem, y0: Any, params: Any, t_eval: Any, data: Any = None,

@@ -250,6 +250,30 @@ static int event_py(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut
     return rc < 0 ? -1 : 0;
 }
 
+/* event_jac(t, root, lane, y, p, dz, dzdt): the handler's derivatives at
+ * the lane's state before the event, y [n] and p [np] read-only, dz
+ * [n + np, n + np] (Fortran order, the identity) and dzdt [n + np]
+ * (zeroed) writable. */
+static int event_jac_py(double t, int root, int64_t lane, ot_view y, ot_view p,
+                        ot_view_mut dz, ot_view_mut dzdt, void *user)
+{
+    otpy_solve *s = user;
+    gil g;
+    gil_take(&g);
+    PyObject *v[4] = {NULL};
+    const int made =
+        arrays_of(v, 2, (ot_layout[]){y.layout, p.layout}, "rr", 1) == 0 &&
+        arrays_of(v + 2, 1, &dz.layout, "w", 0) == 0 &&
+        arrays_of(v + 3, 1, &dzdt.layout, "w", 1) == 0;
+    PyObject *args = made ? Py_BuildValue("(diLOOOO)", t, root, (long long)lane, v[0], v[1],
+                                          v[2], v[3])
+                          : NULL;
+    drop(v, 4);
+    const int rc = call(s, "event_jac", s->event_jac, args, 1);
+    gil_give(&g);
+    return rc < 0 ? -1 : 0;
+}
+
 /* The GMRES preconditioner, one lane a call: setup(t, y, p, gamma, jok,
  * work) and solve(t, y, p, gamma, r, z, work), 1-D views of the lane. */
 static int psetup_py(double t, ot_view y, ot_view p, double gamma, int jok, int *jcur,
@@ -394,6 +418,8 @@ int otpy_set_callbacks(ot_ode *ode, otpy_solve *s)
     if (s->out && check(ot_ode_set_out(ode, s->nout, out_py)))
         return -1;
     if (s->root && check(ot_ode_set_roots(ode, s->nroots, root_py)))
+        return -1;
+    if (s->event_jac && check(ot_ode_set_event_jac(ode, event_jac_py)))
         return -1;
     if (s->event && check(ot_ode_set_event_handler(ode, event_py)))
         return -1;

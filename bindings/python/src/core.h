@@ -44,7 +44,7 @@ void otpy_input_release(otpy_input *keep);
  * raised (per lane), and its cancel flag. */
 typedef struct {
     PyObject *rhs, *rhs_explicit, *jac, *init, *out, *root, *event, *dfdp, *progress;
-    PyObject *psetup, *psolve, *loss, *integrand;
+    PyObject *psetup, *psolve, *loss, *integrand, *event_jac;
     int64_t nwork;
     /* Compiled callbacks: flat C functions (callbacks.c, FLAT_SIGNATURE). */
     void *c_rhs, *c_jac;

@@ -199,14 +199,15 @@ static void state_clear(otpy_solve *s)
     PyObject **refs[] = {&s->rhs,       &s->rhs_explicit, &s->jac,    &s->init,
                          &s->out,       &s->root,         &s->event,  &s->dfdp,
                          &s->progress,  &s->psetup,       &s->psolve, &s->loss,
-                         &s->integrand, &s->errors,       &s->batch,  &s->interrupt};
+                         &s->integrand, &s->errors,       &s->batch,  &s->interrupt,
+                         &s->event_jac};
     for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++)
         Py_CLEAR(*refs[i]);
 }
 
 /* ---- Running it ------------------------------------------------------------ */
 
-enum { K_DENSE = 0, K_STEPS = 1, K_SENS = 2, K_ADJ = 3, K_WITH = 4 };
+enum { K_DENSE = 0, K_STEPS = 1, K_SENS = 2, K_ADJ = 3, K_WITH = 4, K_SENS_WITH = 5 };
 
 typedef struct {
     ot_ode *ode;
@@ -240,6 +241,9 @@ static void run_solve(run *r)
         break;
     case K_WITH:
         r->status = ot_solve_dense_with(r->ode, &r->in, &r->sol);
+        break;
+    case K_SENS_WITH:
+        r->status = ot_solve_fwd_sens_with(r->ode, &r->in, &r->sol);
         break;
     default:
         r->status = ot_solve_dense_opts(r->ode, r->in.y0, r->in.params, r->in.t_eval,
@@ -432,15 +436,15 @@ static PyObject *result_of(ot_solution *sol, int status, otpy_solve *s)
 }
 
 /* solve(spec, kind, y0, params, times, final_time, stops, t0, loss_data,
- * loss_weights) -> dict (module docstring in odetensor/_api.py). */
+ * loss_weights, stops_dp) -> dict (module docstring in odetensor/_api.py). */
 static PyObject *py_solve(PyObject *self, PyObject *args)
 {
     (void)self;
-    PyObject *spec, *y0o, *po, *to, *stopso, *t0o, *ldo, *lwo;
+    PyObject *spec, *y0o, *po, *to, *stopso, *t0o, *ldo, *lwo, *dpo;
     int kind;
     double final_time;
-    if (!PyArg_ParseTuple(args, "OiOOOdOOOO", &spec, &kind, &y0o, &po, &to, &final_time,
-                          &stopso, &t0o, &ldo, &lwo))
+    if (!PyArg_ParseTuple(args, "OiOOOdOOOOO", &spec, &kind, &y0o, &po, &to, &final_time,
+                          &stopso, &t0o, &ldo, &lwo, &dpo))
         return NULL;
     otpy_solve s;
     memset(&s, 0, sizeof s);
@@ -458,6 +462,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args)
     s.out = attr(spec, "out", &bad);
     s.root = attr(spec, "roots", &bad);
     s.event = attr(spec, "on_event", &bad);
+    s.event_jac = attr(spec, "event_jac", &bad);
     s.dfdp = attr(spec, "dfdp", &bad);
     s.progress = attr(spec, "progress", &bad);
     s.psetup = attr(spec, "precondition_setup", &bad);
@@ -497,12 +502,18 @@ static PyObject *py_solve(PyObject *self, PyObject *args)
         otpy_input_view(t0o, "t0", &t0, &keep[4]) ||
         otpy_input_view(ldo, "data", &ld, &keep[5]))
         goto done;
-    otpy_input wkeep;
+    otpy_input wkeep, dkeep;
+    ot_view dp;
     if (otpy_input_view(lwo, "weights", &lw, &wkeep))
         goto done;
+    if (otpy_input_view(dpo, "stops_dp", &dp, &dkeep)) {
+        otpy_input_release(&wkeep);
+        goto done;
+    }
     r.kind = kind;
     r.in = ot_solve_inputs_make(y0, p, t);
     r.in.stops = stops;
+    r.in.stops_dp = dp;
     r.in.t0 = t0;
     r.final_time = final_time;
     r.loss = s.loss ? ot_loss_custom(otpy_loss_fn(), &s) : ot_loss_squares(ld, lw);
@@ -517,12 +528,14 @@ static PyObject *py_solve(PyObject *self, PyObject *args)
         attr_int64(spec, "lane_offset", &r.opts.lane_offset, &bad);
     if (bad) {
         otpy_input_release(&wkeep);
+        otpy_input_release(&dkeep);
         goto done;
     }
-    if (kind == K_STEPS || kind == K_WITH)
+    if (kind == K_STEPS || kind == K_WITH || kind == K_SENS_WITH)
         ot_ode_set_progress(r.ode, otpy_progress, &s);
     solve_released(&r, &s);
     otpy_input_release(&wkeep);
+    otpy_input_release(&dkeep);
     if (r.status != OT_OK && r.status != OT_ERR_LANES_FAILED &&
         r.status != OT_ERR_CANCELLED) {
         ot_set_error(r.status, "%s", r.message);

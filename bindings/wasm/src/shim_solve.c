@@ -55,16 +55,20 @@ OTW_API int otw_solve_dense(ot_solution **out, otw_problem *P, const double *y0,
     return run(SOLVE_DENSE, out, P, y0, y0_cols, params, p_cols, t_eval, nt, 0);
 }
 
-/* As otw_solve_dense, with per-lane starts t0s [n_t0] (NULL: none) and
- * scheduled stops [nstops, stop_cols] (NULL: none), NaN-padded. */
-OTW_API int otw_solve_dense_with(ot_solution **out, otw_problem *P, const double *y0,
-                                 int y0_cols, const double *params, int p_cols,
-                                 const double *t_eval, int nt, const double *t0s,
-                                 int n_t0, const double *stops, int nstops, int stop_cols)
+/* As otw_solve_dense (sens: otw_solve_fwd_sens), with per-lane starts t0s
+ * [n_t0] (NULL: none), scheduled stops [nstops, stop_cols] (NULL: none),
+ * NaN-padded, and with sens their derivatives in p stops_dp [np, nstops,
+ * dp_cols] (NULL: fixed stops). */
+OTW_API int otw_solve_with(ot_solution **out, otw_problem *P, int sens, const double *y0,
+                           int y0_cols, const double *params, int p_cols,
+                           const double *t_eval, int nt, const double *t0s, int n_t0,
+                           const double *stops, int nstops, int stop_cols,
+                           const double *stops_dp, int dp_cols)
 {
     ot_ode *ode = ode_of(P);
     if (ode == NULL)
-        return run(SOLVE_DENSE, out, P, y0, y0_cols, params, p_cols, t_eval, nt, 0);
+        return run(sens ? SOLVE_SENS : SOLVE_DENSE, out, P, y0, y0_cols, params, p_cols,
+                   t_eval, nt, 0);
     const int n = (int)ot_ode_nstates(ode), np = (int)ot_ode_nparams(ode);
     ot_solve_inputs in =
         ot_solve_inputs_make(ot_view_absent(), ot_view_absent(), ot_view_absent());
@@ -82,9 +86,13 @@ OTW_API int otw_solve_dense_with(ot_solution **out, otw_problem *P, const double
     if (st == OT_OK && stops)
         st = ot_view_make(&in.stops, stops, OT_F64, cpu, stop_cols > 1 ? 2 : 1, sshape,
                           NULL);
+    const int64_t dshape[3] = {np, nstops, dp_cols};
+    if (st == OT_OK && stops_dp)
+        st = ot_view_make(&in.stops_dp, stops_dp, OT_F64, cpu, dp_cols > 1 ? 3 : 2, dshape,
+                          NULL);
     if (st != OT_OK)
         return st;
-    return ot_solve_dense_with(ode, &in, out);
+    return sens ? ot_solve_fwd_sens_with(ode, &in, out) : ot_solve_dense_with(ode, &in, out);
 }
 
 OTW_API int otw_solve(ot_solution **out, otw_problem *P, const double *y0, int y0_cols,
