@@ -124,7 +124,7 @@ TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/c
             tests/check_assemble.c tests/check_solve_options.c tests/check_messages.c tests/check_zeno.c
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/obj/%.o)
 EXAMPLES := dlpack_tour robertson lotka_volterra sensitivity_decay bouncing_ball user_jacobian \
-            seir_peak population_pk fit_lotka_volterra
+            seir_peak population_pk fit_lotka_volterra fit_population_pk
 EXAMPLE_BIN := $(EXAMPLES:%=$(B)/examples/%)
 
 STATIC := $(B)/libodetensor.a
@@ -236,6 +236,7 @@ test-examples: examples
 	@set -e; for e in $(EXAMPLES); do \
 	    arg=; [ $$e = robertson ] && arg=$(B)/demo/robertson.svg; \
 	    [ $$e = fit_lotka_volterra ] && arg=200; \
+	    [ $$e = fit_population_pk ] && arg=20; \
 	    $(SAN_ENV) $(B)/examples/$$e $$arg >$(B)/demo/$$e.out 2>&1 \
 	        || { cat $(B)/demo/$$e.out; echo "example $$e FAILED"; exit 1; }; \
 	    echo "example $$e: ok"; done

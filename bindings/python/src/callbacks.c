@@ -261,12 +261,11 @@ static int event_jac_py(double t, int root, int64_t lane, ot_view y, ot_view p,
     gil g;
     gil_take(&g);
     PyObject *v[4] = {NULL};
-    const int made =
-        arrays_of(v, 2, (ot_layout[]){y.layout, p.layout}, "rr", 1) == 0 &&
-        arrays_of(v + 2, 1, &dz.layout, "w", 0) == 0 &&
-        arrays_of(v + 3, 1, &dzdt.layout, "w", 1) == 0;
-    PyObject *args = made ? Py_BuildValue("(diLOOOO)", t, root, (long long)lane, v[0], v[1],
-                                          v[2], v[3])
+    const int made = arrays_of(v, 2, (ot_layout[]){y.layout, p.layout}, "rr", 1) == 0 &&
+                     arrays_of(v + 2, 1, &dz.layout, "w", 0) == 0 &&
+                     arrays_of(v + 3, 1, &dzdt.layout, "w", 1) == 0;
+    PyObject *args = made ? Py_BuildValue("(diLOOOO)", t, root, (long long)lane, v[0],
+                                          v[1], v[2], v[3])
                           : NULL;
     drop(v, 4);
     const int rc = call(s, "event_jac", s->event_jac, args, 1);

@@ -88,11 +88,12 @@ OTW_API int otw_solve_with(ot_solution **out, otw_problem *P, int sens, const do
                           NULL);
     const int64_t dshape[3] = {np, nstops, dp_cols};
     if (st == OT_OK && stops_dp)
-        st = ot_view_make(&in.stops_dp, stops_dp, OT_F64, cpu, dp_cols > 1 ? 3 : 2, dshape,
-                          NULL);
+        st = ot_view_make(&in.stops_dp, stops_dp, OT_F64, cpu, dp_cols > 1 ? 3 : 2,
+                          dshape, NULL);
     if (st != OT_OK)
         return st;
-    return sens ? ot_solve_fwd_sens_with(ode, &in, out) : ot_solve_dense_with(ode, &in, out);
+    return sens ? ot_solve_fwd_sens_with(ode, &in, out)
+                : ot_solve_dense_with(ode, &in, out);
 }
 
 OTW_API int otw_solve(ot_solution **out, otw_problem *P, const double *y0, int y0_cols,
