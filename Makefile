@@ -295,7 +295,7 @@ demo: deps
 BENCH_BIN := $(B)/bench/raw_cvode $(B)/bench/ot_robertson $(B)/bench/interleave \
              $(B)/bench/lockstep_vs_lanes $(B)/bench/checksum $(B)/bench/fixed_cost \
              $(B)/bench/lockstep_sizes $(B)/bench/sens_cost $(B)/bench/methods \
-             $(B)/bench/linsol $(B)/bench/pk_methods
+             $(B)/bench/linsol $(B)/bench/pk_methods $(B)/bench/sens_doses
 
 bench-bin: $(BENCH_BIN)
 
@@ -345,6 +345,11 @@ bench-linsol: $(B)/bench/linsol
 # SENS_ARGS: nbatch rounds glv_lanes (bench/sens_cost.c).
 bench-sens: $(B)/bench/sens_cost
 	$(B)/bench/sens_cost $(SENS_ARGS)
+
+# SENS_DOSES_ARGS: patients rounds (bench/sens_doses.c): a gradient through
+# doses against a plain dosed solve, both modes, np = 4 and 16.
+bench-sens-doses: $(B)/bench/sens_doses
+	$(B)/bench/sens_doses $(SENS_DOSES_ARGS)
 
 # A refactoring guard: one hash per driver path (lanes and lockstep; dense,
 # difference quotients, steps, sensitivities, roots, out + f32) over

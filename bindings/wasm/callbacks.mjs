@@ -11,7 +11,7 @@ export const INT_MAX = 2147483647;
 // constants.test.mjs checks that every setter in ode.h has its JS name here
 // or is C-only.
 export const SETTER_NAMES = Object.freeze({
-  __proto__: null, event_handler: 'onEvent', jac: 'jac', dfdp: 'dfdp', init: 'init', out: 'out',
+  __proto__: null, event_handler: 'onEvent', event_jac: 'eventJac', jac: 'jac', dfdp: 'dfdp', init: 'init', out: 'out',
   roots: 'roots', root_directions: 'rootDirections', event_actions: 'eventActions',
   rhs_explicit: 'rhsExplicit', preconditioner: 'precondition', progress: 'onProgress',
   sens_initial: 'options.sensInitial', mode: 'options.mode', method: 'options.method',
@@ -305,6 +305,23 @@ export function handlerEntry(m, f, dims, thrown, held) {
       return returnCode(r, 'onEvent');
     } catch (e) { return fail('onEvent', lane, e); }
   }, 'idiiiii', held);
+}
+
+/** eventJac(t, root, y, p, dz, dzdt, lane): the handler's derivatives at
+ * the lane's state before the event (y [n], p [np]), into dz [(n + np)^2]
+ * column-major (the identity) and dzdt [n + np] (zeros). */
+export function eventJacEntry(m, f, dims, thrown, held) {
+  const { n, np } = dims, w = n + np;
+  const fail = failer(thrown, null);
+  return tableEntry(m, (t, root, lane, yp, pp, dzp, dtp) => {
+    try {
+      const b = m.HEAPF64.buffer;
+      const r = f(t, root, new Float64Array(b, yp, n), f64(b, pp, np), new Float64Array(b, dzp, w * w),
+        new Float64Array(b, dtp, w), lane);
+      checkNotGrown(m, b, 'eventJac', 'the event Jacobian', 'changes');
+      return returnCode(r, 'eventJac');
+    } catch (e) { return fail('eventJac', lane, e); }
+  }, 'idiiiiiii', held);
 }
 
 /** onProgress(done, total): true cancels; a throw cancels too, kept in

@@ -175,6 +175,14 @@ export interface Problem {
    * during the call). Return nothing or 0; < 0, a throw or NaN left in y
    * fails the lane alone. */
   onEvent?: (t: number, root: number, y: Float64Array, p: Float64Array, lane: number) => CallbackResult;
+  /** The handler's derivatives for solveFwdSens through events: at the
+   * lane's state before the event (y [n], p [np], read them only), write
+   * dz [(n + np)^2] = d (y+, p+) / d (y-, p-), column-major
+   * (dz[i + (n + np) * j]), which arrives as the identity, and dzdt [n + np]
+   * = d (y+, p+) / dt, which arrives as zeros. Without it the jump takes
+   * central differences of onEvent. */
+  eventJac?: (t: number, root: number, y: Float64Array, p: Float64Array, dz: Float64Array,
+    dzdt: Float64Array, lane: number) => CallbackResult;
   /** [n] (every lane) or [n, nbatch], column-major; omit to use `init`. */
   y0?: NumericArray | null;
   /** [np] (every lane) or [np, nbatch], column-major. nbatch is the lane count

@@ -15,7 +15,7 @@
 // while using it, or take a copy with tensor.toFloat64Array().
 import createOdeTensorModule from './dist/odetensor.mjs';
 import {
-  INT_MAX, OdeTensorError, callbackEntry, describe, handlerEntry, jsWords, lossEntries, preconditionEntries, progressEntry,
+  INT_MAX, OdeTensorError, callbackEntry, describe, eventJacEntry, handlerEntry, jsWords, lossEntries, preconditionEntries, progressEntry,
   show,
 } from './callbacks.mjs';
 import { ACTIONS, DIRECTIONS, LINEAR_SOLVERS, METHODS, MODES, STATUS } from './constants.mjs';
@@ -40,7 +40,7 @@ const OPTIONS = ['rtol', 'atol', 'method', 'mode', 't0', 'firstStep', 'maxSteps'
   'sensRtol', 'sensAtol', 'sensInitial', 'maxOrder', 'stabilityLimitDetection', 'maxEvents',
   'linearSolver', 'bandwidths', 'krylovDim', 'adjointMaxSteps', 'adjointRtol', 'adjointAtol'];
 const SPEC_KEYS = ['nstates', 'nparams', 'rhs', 'rhsExplicit', 'jac', 'precondition', 'onProgress', 'dfdp', 'init', 'out', 'nout', 'roots', 'nroots',
-  'rootDirections', 'eventActions', 'onEvent', 'stops', 'stopsDp', 'starts', 'y0', 'params', 'tEval',
+  'rootDirections', 'eventActions', 'onEvent', 'eventJac', 'stops', 'stopsDp', 'starts', 'y0', 'params', 'tEval',
   'finalTime', 'options', 'loss'];
 
 // Recursion as a probe for free JS stack: throws a RangeError when less is left.
@@ -406,6 +406,11 @@ class OdeTensor {
         this.#check(m[setter](P, ptr));
       }
       if (has(spec.onEvent)) this.#check(m._otw_set_event_handler(P, this.#handler(spec.onEvent, dims, thrown, held)));
+      if (has(spec.eventJac)) {
+        if (typeof spec.eventJac !== 'function')
+          throw this.#error(OT_ERR_ARG, `eventJac: expected a function, not ${show(spec.eventJac)}`);
+        this.#check(m._otw_set_event_jac(P, eventJacEntry(m, spec.eventJac, dims, thrown, held)));
+      }
       if (has(spec.precondition)) this.#precondition(P, spec.precondition, dims, thrown, held);
       if (has(spec.onProgress)) {
         const f = spec.onProgress;

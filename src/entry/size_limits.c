@@ -27,7 +27,7 @@
 #include "core/memory.h"
 #include "core/test_hooks.h"
 
-enum { MAX_TERMS = 12, MAX_FACTORS = 4 }; /* at most 10 terms are ever added */
+enum { MAX_TERMS = 14, MAX_FACTORS = 4 }; /* at most 12 terms are ever added */
 
 /* A term keeps its factors; its formula ("8 * rows=2 * nt=3 * nbatch=10")
  * is written only when a refusal shows it, never on the success path. */

@@ -52,6 +52,10 @@ const sc_case SC_CASES[] = {
      OT_LINSOL_BAND},
     {"lanes ESDIRK GMRES steps, 2 threads", OT_LANES, OT_ESDIRK43, K_STEPS, 2, 0, 0, 0, 0,
      0, 0, 0, OT_LINSOL_GMRES},
+    {"lanes BDF sensitivities through doses, 2 threads", OT_LANES, OT_BDF, K_SENS_STOPS,
+     2, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"lockstep BDF sensitivities through doses in blocks of 2", OT_LOCKSTEP, OT_BDF,
+     K_SENS_STOPS, 1, 0, 0, 0, 0, 0, 0, 2, 0},
 };
 const int SC_NCASES = (int)(sizeof SC_CASES / sizeof SC_CASES[0]);
 
@@ -101,6 +105,14 @@ static int first_squared(double t, int64_t lane, ot_view y, ot_view p, ot_view_m
     return 0;
 }
 
+/* A dose of p_1 / 2 into the first state. */
+static int dose(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p, void *u)
+{
+    (void)t, (void)root, (void)lane, (void)u;
+    ot_view_mut_col_f64(y, 0, 0)[0] += 0.5 * ot_view_mut_col_f64(p, 0, 0)[1];
+    return 0;
+}
+
 ot_ode *sc_make_ode(const sc_case *c, const sc_inputs *in)
 {
     ot_ode *ode = NULL;
@@ -124,6 +136,8 @@ ot_ode *sc_make_ode(const sc_case *c, const sc_inputs *in)
         ck_assert_status(ot_ode_set_init(ode, st_decay_init), OT_OK, NULL);
     if (c->atolvec)
         ck_assert_status(ot_ode_set_atol_vector(ode, st_vec(in->atol, 2)), OT_OK, NULL);
+    if (c->kind == K_SENS_STOPS)
+        ck_assert_status(ot_ode_set_event_handler(ode, dose), OT_OK, NULL);
     if (c->senstol && c->kind != K_ADJ)
         ck_assert_status(ot_ode_set_sens_tolerances(ode, 1e-5, 1e-7), OT_OK, NULL);
     return ode;
@@ -159,6 +173,14 @@ int sc_run_solve(const sc_case *c, const ot_ode *ode, const sc_inputs *in,
         return ot_solve_dense(ode, y0, p, t, out);
     case K_STEPS:
         return ot_solve(ode, y0, p, in->t[SC_NT - 1], out);
+    case K_SENS_STOPS: {
+        /* the second stop moves with p_0: d stop_1 / d p_0 = 1 */
+        static const double stops[2] = {0.7, 1.3}, dp[4] = {0, 0, 1, 0};
+        ot_solve_inputs w = ot_solve_inputs_make(y0, p, t);
+        w.stops = view(stops, OT_F64, 2, -1);
+        w.stops_dp = view(dp, OT_F64, 2, 2);
+        return ot_solve_fwd_sens_with(ode, &w, out);
+    }
     default:
         return ot_solve_fwd_sens(ode, y0, p, t, out);
     }

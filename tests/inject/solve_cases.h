@@ -11,7 +11,9 @@
 #define SC_NB 5
 #define SC_NT 4
 
-typedef enum { K_DENSE, K_STEPS, K_SENS, K_ADJ } sc_kind;
+/* K_SENS_STOPS: sensitivities through two doses (scheduled stops, a
+ * handler and stops_dp). */
+typedef enum { K_DENSE, K_STEPS, K_SENS, K_ADJ, K_SENS_STOPS } sc_kind;
 
 typedef struct {
     const char *name;

@@ -156,6 +156,17 @@ static int event_tramp(double t, int root, int64_t lane, ot_view_mut y, ot_view_
                     p.layout.shape[0] > 0 ? ot_view_mut_col_f64(p, 0, 0) : NULL, P->user);
 }
 
+/* The views are compact: y [n, 1], p [np, 1], dz [n + np, n + np], dzdt. */
+static int event_jac_tramp(double t, int root, int64_t lane, ot_view y, ot_view p,
+                           ot_view_mut dz, ot_view_mut dzdt, void *user)
+{
+    otw_problem *P = user;
+    return P->event_jac(t, root, (int)lane, ot_view_col_f64(y, 0, 0),
+                        p.layout.shape[0] > 0 ? ot_view_col_f64(p, 0, 0) : NULL,
+                        ot_view_mut_col_f64(dz, 0, 0), ot_view_mut_col_f64(dzdt, 0, 0),
+                        P->user);
+}
+
 /* JS's onProgress, whose nonzero return cancels the solve. */
 static int on_progress(int64_t done, int64_t total, void *user)
 {
@@ -289,6 +300,14 @@ OTW_API int otw_set_event_handler(otw_problem *P, otw_event_fn event)
     const int st = ot_ode_set_event_handler(ode_of(P), event ? event_tramp : NULL);
     if (st == OT_OK)
         P->event = event;
+    return st;
+}
+
+OTW_API int otw_set_event_jac(otw_problem *P, otw_event_jac_fn jac)
+{
+    const int st = ot_ode_set_event_jac(ode_of(P), jac ? event_jac_tramp : NULL);
+    if (st == OT_OK)
+        P->event_jac = jac;
     return st;
 }
 

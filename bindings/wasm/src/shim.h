@@ -40,12 +40,16 @@ typedef int (*otw_progress_fn)(double done, double total, void *user);
 /* An event handler: y [n] and p [np] of one lane, writable. */
 typedef int (*otw_event_fn)(double t, int root, int lane, double *y, double *p,
                             void *user);
+/* The handler's derivatives: dz [(n + np)^2] column-major, dzdt [n + np]. */
+typedef int (*otw_event_jac_fn)(double t, int root, int lane, const double *y,
+                                const double *p, double *dz, double *dzdt, void *user);
 
 typedef struct otw_problem {
     ot_ode *ode;
     otw_eval_fn rhs, rhs_explicit, jac, dfdp, out, root;
     otw_init_fn init;
     otw_event_fn event;
+    otw_event_jac_fn event_jac;
     otw_psetup_fn psetup;
     otw_psolve_fn psolve;
     otw_loss_fn loss; /* otw_solve_adjoint's, during that call */

@@ -149,7 +149,8 @@ test('a ball solved past its accumulation time fails instead of falling through 
 
 // Sensitivities through doses (issue 25): an oral one-compartment model,
 // p = (ka, CL, V, F, lag), doses of F * 100 at tDose + lag; C = central / V
-// against central differences of the closed-form superposition, both modes.
+// against central differences of the closed-form superposition, both modes,
+// with onEvent's differences and with eventJac.
 test('solveFwdSens through doses with a lag matches the closed form, both modes', () => {
   const doses = [0, 12], tEval = [0.75, 2, 6, 13, 20], np = 5; // no output at a dose: a kink
   const params = [1.2, 3.0, 20.0, 0.8, 0.5, 0.7, 5.0, 35.0, 0.6, 0.25];
@@ -158,7 +159,7 @@ test('solveFwdSens through doses with a lag matches the closed form, both modes'
     return s < 0 ? c : c + F * 100 * ka / (V * (ka - ke)) * (Math.exp(-ke * s) - Math.exp(-ka * s));
   }, 0);
   const stopsDp = doses.flatMap(() => [0, 0, 0, 0, 1]); // d stop / d lag = 1
-  for (const mode of ['lanes', 'lockstep']) {
+  for (const mode of ['lanes', 'lockstep']) for (const jac of [false, true]) {
     const sol = ot.solveFwdSens({
       nstates: 2, nparams: np, nout: 1,
       rhs(t, y, p, d, k) {
@@ -169,6 +170,7 @@ test('solveFwdSens through doses with a lag matches the closed form, both modes'
       },
       out(t, y, p, o, k) { for (let b = 0; b < k; b++) o[b] = y[2 * b + 1] / p[np * b + 2]; },
       onEvent(t, root, y, p) { y[0] += p[3] * 100; },
+      eventJac: jac ? (t, root, y, p, dz) => { dz[0 + (2 + np) * (2 + 3)] = 100; } : undefined,
       y0: [0, 0], params, tEval, stops: [0, 1].map((b) => doses.map((d) => d + params[np * b + 4])), stopsDp,
       options: { mode, rtol: 1e-10, atol: 1e-12 },
     });
@@ -183,7 +185,7 @@ test('solveFwdSens through doses with a lag matches the closed form, both modes'
           pp[j] += h; pm[j] -= h;
           const want = (closed(t, pp) - closed(t, pm)) / (2 * h), got = sol.sens[j].get(0, i, b);
           assert.ok(Math.abs(got - want) < 1e-6 * Math.max(Math.abs(want), 1e-2),
-            `${mode} lane ${b} d C(${t}) / d p${j}: ${got} vs ${want}`);
+            `${mode} ${jac ? 'eventJac' : 'differences'} lane ${b} d C(${t}) / d p${j}: ${got} vs ${want}`);
         }
       });
     }
@@ -193,4 +195,10 @@ test('solveFwdSens through doses with a lag matches the closed form, both modes'
   assert.throws(() => ot.solveDense({ ...base, stops: [0.5], stopsDp: [0] }), /stopsDp: the stops' derivatives in p are for solveFwdSens/);
   assert.throws(() => ot.solveFwdSens({ ...base, stopsDp: [0] }), /stopsDp: given, but there are no stops/);
   assert.throws(() => ot.solveFwdSens({ ...base, stops: [0.5], stopsDp: [0, 1] }), /stopsDp: 2 values; needs nparams \(1\) per stop, at most 1 stops/);
+  assert.throws(() => ot.solveFwdSens({ ...base, stops: [0.5], eventJac: 3 }), /eventJac: expected a function/);
+  // a throwing eventJac fails its lane, with the exception
+  const bad = ot.solveFwdSens({ ...base, stops: [0.5], eventJac() { throw new Error('no derivative'); } });
+  assert.equal(bad.ok, false);
+  assert.match(bad.message[0], /no derivative|event Jacobian/);
+  bad.dispose();
 });
