@@ -106,7 +106,14 @@ void ot__run_keep_counters(ot__unit *u)
 static int restart(ot__unit *u, double t, double *host)
 {
     ot__run_keep_counters(u);
-    if (u->ops->reinit(u, t, host) != CV_SUCCESS) {
+    const int flag = u->ops->reinit(u, t, host);
+    if (flag == CV_MEM_FAIL) { /* the mode's restart state (lockstep's first) */
+        snprintf(u->cb->msg, sizeof u->cb->msg,
+                 "cannot allocate the state to restart from at t = %g", t);
+        ot__run_unit_fails(u, OT_ERR_NOMEM, t, u->cb->msg, 0);
+        return -1;
+    }
+    if (flag != CV_SUCCESS) {
         ot__run_unit_fails(u, OT_ERR_SOLVER, t, u->cb->cv_msg, 1);
         return -1;
     }
@@ -463,6 +470,19 @@ void ot__run_dense(ot__unit *u)
         ot__run_unit_fails(u, OT_ERR_NOMEM, pl->t0, u->cb->msg, 0);
         nts = nus = 0;
     }
+    /* Each lane's record holds its stops' events from the start: a push
+     * that failed halfway would fail one lane of a block, and its
+     * block-mates would go on with other steps than alone. */
+    for (int64_t b = 0; nts > 0 && u->sink->events && b < u->k; b++)
+        if (ot__plan_nstops(pl, u->lane0 + b) > 0 &&
+            ot__record_reserve(&u->sink->events[u->lane0 + b],
+                               ot__plan_nstops(pl, u->lane0 + b),
+                               ot__event_width(u->n)) != OT_OK) {
+            snprintf(u->cb->msg, sizeof u->cb->msg,
+                     "cannot allocate the lanes' event records");
+            ot__run_unit_fails(u, OT_ERR_NOMEM, pl->t0, u->cb->msg, 0);
+            nts = nus = 0;
+        }
     const double last = nts > 0 ? times[nts - 1] : pl->t0;
     N_Vector y = NULL;
     int r = 1;

@@ -8,19 +8,36 @@
 #include "solution/output.h"
 #include "tensor/tensor_impl.h"
 
+/* Room for cap entries of width doubles: OT_OK or OT_ERR_NOMEM (the
+ * record as it was). */
+static int grow(ot__record *r, int64_t cap)
+{
+    double *nt = OT__REALLOC(r->t, (size_t)cap * sizeof *nt);
+    if (nt == NULL)
+        return OT_ERR_NOMEM;
+    r->t = nt;
+    double *ny = OT__REALLOC(r->y, (size_t)(cap * r->width) * sizeof *ny + 1);
+    if (ny == NULL)
+        return OT_ERR_NOMEM;
+    r->y = ny;
+    r->cap = cap;
+    return OT_OK;
+}
+
+int ot__record_reserve(ot__record *r, int64_t entries, int64_t width)
+{
+    if (r->cap >= entries && r->cap > 0)
+        return OT_OK;
+    r->width = width;
+    return grow(r, entries > OT__RECORD_FIRST ? entries : OT__RECORD_FIRST);
+}
+
 double *ot__record_push(ot__record *r, double t)
 {
     if (r->count == r->cap) {
         const int64_t cap = r->cap ? 2 * r->cap : OT__RECORD_FIRST;
-        double *nt = OT__REALLOC(r->t, (size_t)cap * sizeof *nt);
-        if (nt == NULL)
+        if (grow(r, cap) != OT_OK)
             return NULL;
-        r->t = nt;
-        double *ny = OT__REALLOC(r->y, (size_t)(cap * r->width) * sizeof *ny + 1);
-        if (ny == NULL)
-            return NULL;
-        r->y = ny;
-        r->cap = cap;
     }
     r->t[r->count] = t;
     return r->y + r->count++ * r->width;

@@ -63,6 +63,10 @@ typedef struct {
 /* Room for one more step at time t: returns the width values to fill, or
  * NULL when out of memory (the record is then unchanged). */
 double *ot__record_push(ot__record *r, double t);
+/* Room for at least entries entries (and OT__RECORD_FIRST) of width
+ * doubles now, so that as many pushes allocate nothing. @return OT_OK or
+ * OT_ERR_NOMEM (the record as it was). */
+int ot__record_reserve(ot__record *r, int64_t entries, int64_t width);
 /* Frees the buffers and empties r (width kept). */
 void ot__record_free(ot__record *r);
 
