@@ -2,8 +2,9 @@
  * run/sens_jump.c), against the complex-step derivatives of closed forms
  * (exact to rounding, independent of the solver) and central differences
  * of the solver itself: a dosed oral one-compartment model with a lag
- * and bioavailability, an infusion whose rate a handler sets from a
- * fitted parameter, and the bouncing ball's restitution and drop height.
+ * and bioavailability, a two-compartment one, an infusion whose rate a
+ * handler sets from a fitted parameter, and the bouncing ball's
+ * restitution and drop height.
  * Both modes; lanes mode against one lane of lockstep and thread counts
  * bit for bit. */
 #include <complex.h>
@@ -278,6 +279,121 @@ START_TEST(dosed_pk_gradients_are_the_same_bits_in_every_layout)
 }
 END_TEST
 
+/* ---- Oral two-compartment PK: p = [ka, CL, V1, Q, V2, F, lag] --------------- */
+
+enum { P2_NP = 7, P2_NT = 8 };
+static const double p2_doses[2] = {0, 24};
+static const double p2_t[P2_NT] = {0.75, 2, 4, 8, 16, 25, 30, 48};
+
+/* gut, central and peripheral amounts. */
+static int p2_rhs(double t, ot_view y, ot_view p, ot_view_mut dy, void *user)
+{
+    (void)t, (void)user;
+    for (int64_t b = 0; b < y.layout.shape[1]; b++) {
+        const double *z = ot_view_col_f64(y, b, 0), *q = ot_view_col_f64(p, b, 0);
+        double *d = ot_view_mut_col_f64(dy, b, 0);
+        const double k10 = q[1] / q[2], k12 = q[3] / q[2], k21 = q[3] / q[4];
+        d[0] = -q[0] * z[0];
+        d[1] = q[0] * z[0] - (k10 + k12) * z[1] + k21 * z[2];
+        d[2] = k12 * z[1] - k21 * z[2];
+    }
+    return 0;
+}
+
+static int p2_out(double t, ot_view y, ot_view p, ot_view_mut o, void *user)
+{
+    (void)t, (void)user;
+    for (int64_t b = 0; b < y.layout.shape[1]; b++)
+        *ot_view_mut_col_f64(o, b, 0) =
+            ot_view_col_f64(y, b, 0)[1] / ot_view_col_f64(p, b, 0)[2];
+    return 0;
+}
+
+static int p2_dose(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p,
+                   void *user)
+{
+    (void)t, (void)root, (void)lane, (void)user;
+    ot_view_mut_col_f64(y, 0, 0)[0] += 100 * ot_view_mut_col_f64(p, 0, 0)[5];
+    return 0;
+}
+
+/* The central concentration after oral doses of F 100 (Gibaldi's
+ * biexponential with absorption), complex for the complex step. */
+static double complex p2_closed(double t, const double complex *p)
+{
+    const double complex ka = p[0], k10 = p[1] / p[2], k12 = p[3] / p[2],
+                         k21 = p[3] / p[4], sum = k10 + k12 + k21,
+                         root = csqrt(sum * sum - 4 * k10 * k21), al = (sum + root) / 2,
+                         be = (sum - root) / 2;
+    double complex c = 0;
+    for (int k = 0; k < 2; k++) {
+        const double complex s = t - (p2_doses[k] + p[6]);
+        if (creal(s) < 0)
+            continue;
+        c += p[5] * 100 * ka / p[2] *
+             ((k21 - al) * cexp(-al * s) / ((ka - al) * (be - al)) +
+              (k21 - be) * cexp(-be * s) / ((ka - be) * (al - be)) +
+              (k21 - ka) * cexp(-ka * s) / ((al - ka) * (be - ka)));
+    }
+    return c;
+}
+
+/* Every parameter of a dosed two-compartment model, the lag through
+ * stops_dp, against the complex-step derivative of the closed form. */
+START_TEST(two_compartment_gradients_match_the_closed_form)
+{
+    const double params[P2_NP * 2] = {1.1, 4.0, 25.0, 6.0, 60.0, 0.7, 0.4,
+                                      0.6, 2.5, 15.0, 2.0, 40.0, 0.9, 0.8};
+    double stops[4], dp[P2_NP * 2 * 2] = {0};
+    for (int b = 0; b < 2; b++)
+        for (int k = 0; k < 2; k++) {
+            stops[2 * b + k] = p2_doses[k] + params[P2_NP * b + 6];
+            dp[(2 * b + k) * P2_NP + 6] = 1.0;
+        }
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 3, P2_NP, p2_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_out(ode, 1, p2_out), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_event_handler(ode, p2_dose), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_atol(ode, 1e-12), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_mode(ode, _i ? OT_LOCKSTEP : OT_LANES), OT_OK, NULL);
+    const double y0[3] = {0, 0, 0};
+    ot_solve_inputs in = ot_solve_inputs_make(st_vec(y0, 3), st_mat(params, P2_NP, 2),
+                                              st_vec(p2_t, P2_NT));
+    in.stops = st_mat(stops, 2, 2);
+    const int64_t shape[3] = {P2_NP, 2, 2};
+    ck_assert_status(ot_view_make(&in.stops_dp, dp, OT_F64, ST_CPU, 3, shape, NULL),
+                     OT_OK, NULL);
+    ot_solution *s = NULL;
+    ck_assert_status(ot_solve_fwd_sens_with(ode, &in, &s), OT_OK, NULL);
+    for (int b = 0; b < 2; b++) {
+        double complex pc[P2_NP];
+        for (int j = 0; j < P2_NP; j++)
+            pc[j] = params[P2_NP * b + j];
+        for (int i = 0; i < P2_NT; i++)
+            ck_assert_double_eq_tol(st_y(s, 0, i, b), creal(p2_closed(p2_t[i], pc)),
+                                    1e-8);
+        for (int j = 0; j < P2_NP; j++) {
+            double want[P2_NT], scale = 0;
+            for (int i = 0; i < P2_NT; i++) {
+                pc[j] += I * 1e-30;
+                want[i] = cimag(p2_closed(p2_t[i], pc)) / 1e-30;
+                pc[j] = params[P2_NP * b + j];
+                scale = fmax(scale, fabs(want[i]));
+            }
+            for (int i = 0; i < P2_NT; i++) {
+                const double got = st_at(ot_solution_sens(s, j), 0, i, b);
+                if (fabs(got - want[i]) > 1e-6 * scale)
+                    ck_abort_msg("lane %d d C(%g) / d p%d = %.10g, closed form %.10g", b,
+                                 p2_t[i], j, got, want[i]);
+            }
+        }
+    }
+    ot_solution_free(s);
+    ot_ode_free(ode);
+}
+END_TEST
+
 /* ---- An infusion whose rate a handler sets: p = [k, R, rate] --------------- */
 
 /* y' = rate - k y; the stop at 1 sets rate = R, the one at 3 rate = 0. */
@@ -475,6 +591,7 @@ Suite *sens_events_suite(void)
     tcase_add_loop_test(tc, dosed_pk_gradients_match_the_closed_form, 0, 8);
     tcase_add_loop_test(tc, dosed_pk_gradients_match_central_differences, 0, 2);
     tcase_add_test(tc, dosed_pk_gradients_are_the_same_bits_in_every_layout);
+    tcase_add_loop_test(tc, two_compartment_gradients_match_the_closed_form, 0, 2);
     tcase_add_loop_test(tc, a_rate_set_from_a_parameter_carries_its_sensitivity, 0, 2);
     tc = ot_test_tcase(s, "through roots", 30);
     tcase_add_loop_test(tc, bouncing_ball_gradients_match_the_flight_formula, 0, 2);
