@@ -3,7 +3,8 @@
  * of its own) solved plainly (ot_solve_dense_with) and with forward
  * sensitivities through the doses (ot_solve_fwd_sens_with), in lanes mode
  * and lockstep, for np = 4 (ka, CL, V, lag; amounts in a table) and np =
- * 16 (the 12 amounts as parameters too). Each round runs the four solves
+ * 16 (the 12 amounts as parameters too) by differences, and np = 4 with
+ * the user's J and df/dp (J s + df/dp dp/dp). Each round runs the four solves
  * of a mode interleaved, so the machine's drift hits them alike; the
  * minimum over rounds is reported, with the gradient's cost against a
  * plain solve and against forward differences (np + 1 plain solves).
@@ -30,6 +31,32 @@ static int pk(double t, ot_view y, ot_view p, ot_view_mut dydt, void *user)
         double *d = ot_view_mut_col_f64(dydt, b, 0);
         d[0] = -q[0] * z[0];
         d[1] = q[0] * z[0] - q[1] / q[2] * z[1];
+    }
+    return 0;
+}
+
+/* J and df/dp, for the rows with derivatives (ot_ode_set_dfdp). */
+static int pk_jac(double t, ot_view y, ot_view p, ot_view_mut J, void *user)
+{
+    (void)t, (void)user;
+    for (int64_t b = 0; b < y.layout.shape[1]; b++) {
+        const double *q = ot_view_col_f64(p, b, 0);
+        ot_view_mut_set(J, 0, 0, b, -q[0]);
+        ot_view_mut_set(J, 1, 0, b, q[0]);
+        ot_view_mut_set(J, 1, 1, b, -q[1] / q[2]);
+    }
+    return 0;
+}
+
+static int pk_dfdp(double t, ot_view y, ot_view p, ot_view_mut D, void *user)
+{
+    (void)t, (void)user;
+    for (int64_t b = 0; b < y.layout.shape[1]; b++) {
+        const double *q = ot_view_col_f64(p, b, 0), *z = ot_view_col_f64(y, b, 0);
+        ot_view_mut_set(D, 0, 0, b, -z[0]);
+        ot_view_mut_set(D, 1, 0, b, z[0]);
+        ot_view_mut_set(D, 1, 1, b, -z[1] / q[2]);
+        ot_view_mut_set(D, 1, 2, b, q[1] / (q[2] * q[2]) * z[1]);
     }
     return 0;
 }
@@ -106,8 +133,9 @@ int main(int argc, char **argv)
     printf("sens_doses: %lld patients, %d doses, %d samples each; best of %d rounds\n",
            (long long)nb, ND, NS, rounds);
     for (int mode = 0; mode < 2; mode++)
-        for (int npi = 0; npi < 2; npi++) {
-            const int np = npi ? NPMAX : 4;
+        for (int npi = 0; npi < 3; npi++) {
+            /* np = 4 and 16 by differences; np = 4 with J and df/dp */
+            const int np = npi == 1 ? NPMAX : 4, derivs = npi == 2;
             for (int64_t b = 0; b < nb; b++) {
                 double *q = p + b * np;
                 q[0] = 1.0 * exp(0.3 * (uniform() - 0.5));
@@ -129,7 +157,9 @@ int main(int argc, char **argv)
                 ot_ode_set_rtol(ode, 1e-6) != OT_OK ||
                 ot_ode_set_atol(ode, 1e-8) != OT_OK ||
                 ot_ode_set_threads(ode, 1) != OT_OK ||
-                ot_ode_set_mode(ode, mode ? OT_LOCKSTEP : OT_LANES) != OT_OK)
+                ot_ode_set_mode(ode, mode ? OT_LOCKSTEP : OT_LANES) != OT_OK ||
+                (derivs && (ot_ode_set_jac(ode, pk_jac) != OT_OK ||
+                            ot_ode_set_dfdp(ode, pk_dfdp) != OT_OK)))
                 return 1;
             ot_solve_inputs in = ot_solve_inputs_make(
                 view(y0, 1, 2, 1, 1), view(p, 2, np, nb, 1), view(t, 2, NS, nb, 1));
@@ -154,13 +184,14 @@ int main(int argc, char **argv)
                     best[s] = dt < best[s] ? dt : best[s];
                     ot_solution_free(sol);
                 }
-            printf("%-8s np=%-2d plain %8.1f ms (%5.1f us/lane)  sensitivities %8.1f ms "
-                   "(%6.1f us/lane)  = %5.2f x plain, %5.2f x forward differences "
-                   "(np + 1 plain); lane 0's steps %lld / %lld\n",
-                   mode ? "lockstep" : "lanes", np, 1e3 * best[0],
-                   1e6 * best[0] / (double)nb, 1e3 * best[1], 1e6 * best[1] / (double)nb,
-                   best[1] / best[0], best[1] / ((np + 1) * best[0]), (long long)steps[0],
-                   (long long)steps[1]);
+            printf(
+                "%-8s np=%-2d%s plain %8.1f ms (%5.1f us/lane)  sensitivities %8.1f ms "
+                "(%6.1f us/lane)  = %5.2f x plain, %5.2f x forward differences "
+                "(np + 1 plain); lane 0's steps %lld / %lld\n",
+                mode ? "lockstep" : "lanes", np, derivs ? " J, df/dp" : "         ",
+                1e3 * best[0], 1e6 * best[0] / (double)nb, 1e3 * best[1],
+                1e6 * best[1] / (double)nb, best[1] / best[0],
+                best[1] / ((np + 1) * best[0]), (long long)steps[0], (long long)steps[1]);
             ot_ode_free(ode);
         }
     free(p), free(stops), free(dp), free(t), free(td);
