@@ -16,14 +16,21 @@ int ot__event_stop_root(const ot_ode *ode, const int *rootsfound)
     return -1;
 }
 
-/* Calls the handler for root `root` on y (n) and p (np), checked. */
-static int handle(const ot_ode *ode, double t, int64_t root, double *y, double *p,
-                  int64_t lane, ot__cb *cb)
+int ot__event_call(const ot_ode *ode, double t, int64_t root, int64_t lane, double *y,
+                   double *p)
 {
     const ot__cb_lane_state was = ot__cb_lane_at(lane); /* lockstep: this lane's */
     const int rc = ode->event_fn(t, (int)root, lane, ot__view_mut_compact(y, ode->n, 1),
                                  ot__view_mut_compact(p, ode->np, 1), ode->user);
     ot__cb_lane_restore(was);
+    return rc;
+}
+
+/* Calls the handler for root `root` on y (n) and p (np), checked. */
+static int handle(const ot_ode *ode, double t, int64_t root, double *y, double *p,
+                  int64_t lane, ot__cb *cb)
+{
+    const int rc = ot__event_call(ode, t, root, lane, y, p);
     if (rc != 0) {
         ot__cb_note(cb, -1, "event handler returned %d at t = %g (root %lld)", rc, t,
                     (long long)root);
@@ -67,10 +74,7 @@ int ot__event_take_stop(const ot_ode *ode, ot__record *r, double t, int64_t k, d
     int st = ot__event_push(ode, r, t, -1 - k, y, y, msg, msg_len);
     if (st != OT_OK)
         return st;
-    const ot__cb_lane_state was = ot__cb_lane_at(lane); /* lockstep: this lane's */
-    const int rc = ode->event_fn(t, (int)(-1 - k), lane, ot__view_mut_compact(y, n, 1),
-                                 ot__view_mut_compact(p, ode->np, 1), ode->user);
-    ot__cb_lane_restore(was);
+    const int rc = ot__event_call(ode, t, -1 - k, lane, y, p);
     ot__cb cb; /* the handler's own: not the lane's callback state */
     ot__cb_reset(&cb);
     if (rc != 0)

@@ -49,6 +49,12 @@ int ot__event_take(const ot_ode *ode, ot__record *r, double t, const int *rootsf
 int ot__event_take_stop(const ot_ode *ode, ot__record *r, double t, int64_t k, double *y,
                         double *p, int64_t lane, char *msg, size_t msg_len);
 
+/* The handler, raw: root `root` (-1 - k for stop k) of lane `lane` on y
+ * (n) and p (np) in place, ot_callback_lane() naming the lane; its return
+ * code, unchecked (the jump of sensitivities calls it on copies). */
+int ot__event_call(const ot_ode *ode, double t, int64_t root, int64_t lane, double *y,
+                   double *p);
+
 /* Records one event of root `root` at t: y before and after (n each).
  * @return OT_OK, OT_ERR_SOLVER (more than max_events: msg) or OT_ERR_NOMEM. */
 int ot__event_push(const ot_ode *ode, ot__record *r, double t, int64_t root,

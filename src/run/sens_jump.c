@@ -109,11 +109,7 @@ static int handled(const event *ev, int64_t r)
 static int call_one(const event *ev, double t, int root, double *z)
 {
     const ot_ode *ode = ev->u->plan->ode;
-    const ot__cb_lane_state was = ot__cb_lane_at(ev->lane);
-    const int rc = ode->event_fn(t, root, ev->lane, ot__view_mut_compact(z, ode->n, 1),
-                                 ot__view_mut_compact(z + ode->n, ode->np, 1), ode->user);
-    ot__cb_lane_restore(was);
-    return rc;
+    return ot__event_call(ode, t, root, ev->lane, z, z + ode->n);
 }
 
 /* H: every handler of the event on z in place, in root order. */
