@@ -3,6 +3,8 @@
  * columns: lane b's state is y[b n .. b n + n), its Jacobian block
  * J[b n n ..], and the arithmetic of a lane is the same whatever k is, so
  * one lane of lockstep computes what lanes mode does. */
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
@@ -26,12 +28,58 @@ static void zero_stopped(const ot__run_adj *a, double *v, int64_t rows)
             memset(v + b * rows, 0, (size_t)rows * sizeof *v);
 }
 
+/* rhs of every lane at y + inc e_j into f0 and at y - inc e_j into f1
+ * (a->inc: each lane's step). */
+static int dq_column(ot__run_adj *a, double t, const double *y, int64_t j)
+{
+    const int64_t n = a->n, k = a->k;
+    for (int64_t b = 0; b < k; b++)
+        a->yw[b * n + j] = y[b * n + j] + a->inc[b];
+    int rc = a->ops->rhs(a, t, a->yw, a->u->p, a->f0);
+    for (int64_t b = 0; b < k; b++)
+        a->yw[b * n + j] = y[b * n + j] - a->inc[b];
+    if (rc == 0)
+        rc = a->ops->rhs(a, t, a->yw, a->u->p, a->f1);
+    *a->dq_evals += 2;
+    for (int64_t b = 0; b < k; b++)
+        a->yw[b * n + j] = y[b * n + j];
+    return rc;
+}
+
+/* Whether lane b's difference f0 - f1 is lost in rounding: its
+ * roundoff (eps |f|) above 1e-9 of it, or no difference at all. Then its
+ * step grows to bring the roundoff to 1e-11 of the difference (the
+ * difference grows with the step), at most cbrt(eps) max(|y|_inf, atol_j)
+ * of the lane. @return 1 when the step grew. */
+static int regrow(ot__run_adj *a, int64_t b, const double *y, int64_t j)
+{
+    const ot_ode *ode = a->plan->ode;
+    const int64_t n = a->n;
+    double R = 0, D = 0, ynorm = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const double f0 = a->f0[b * n + i], f1 = a->f1[b * n + i];
+        R = fmax(R, DBL_EPSILON * (fabs(f0) + fabs(f1)));
+        D = fmax(D, fabs(f0 - f1));
+        ynorm = fmax(ynorm, fabs(y[b * n + i]));
+    }
+    const double atol = ode->atol_vec ? ode->atol_vec[j] : ode->atol,
+                 cap = cbrt(DBL_EPSILON) * fmax(ynorm, atol);
+    if (!(R > 1e-9 * D) || a->inc[b] >= cap || R == 0)
+        return 0;
+    a->inc[b] = D > 0 ? fmin(cap, a->inc[b] * (R / D) / 1e-11) : cap;
+    return 1;
+}
+
 /* Every lane's J at (t, y) into a->J: the user's, or central differences
  * of rhs, state j of every lane at once. J enters the backward rhs itself,
  * not only Newton's matrix: CVODE's forward differences (error about 1e-8
  * of J) made the backward problem of Robertson at rtol 1e-10 take 100,000
  * steps between two outputs; central ones (about 1e-11) do not. Steps:
- * ot__adj_dq_step. */
+ * ot__adj_dq_step, grown where the difference is lost in rounding (a state
+ * far below the others, whose rhs terms it is subtracted from: an oral
+ * dose's gut amount at 1e-37 beside a central amount of 1 gave J[1, 0]
+ * with half its digits, and the backward problem of a PK model ran out of
+ * steps at rtol 1e-8). */
 static int jacobian(ot__run_adj *a, double t, const double *y)
 {
     const ot__unit *u = a->u;
@@ -45,23 +93,18 @@ static int jacobian(ot__run_adj *a, double t, const double *y)
     } else {
         memcpy(a->yw, y, (size_t)(n * k) * sizeof *y);
         for (int64_t j = 0; rc == 0 && j < n; j++) {
-            for (int64_t b = 0; b < k; b++) {
-                const int64_t e = b * n + j;
-                a->inc[b] = ot__adj_dq_step(ode, j, y[e]);
-                a->yw[e] = y[e] + a->inc[b];
-            }
-            rc = a->ops->rhs(a, t, a->yw, u->p, a->f0);
             for (int64_t b = 0; b < k; b++)
-                a->yw[b * n + j] = y[b * n + j] - a->inc[b];
-            if (rc == 0)
-                rc = a->ops->rhs(a, t, a->yw, u->p, a->f1);
-            *a->dq_evals += 2;
-            for (int64_t b = 0; b < k; b++) {
-                a->yw[b * n + j] = y[b * n + j];
-                for (int64_t i = 0; rc == 0 && i < n; i++)
+                a->inc[b] = ot__adj_dq_step(ode, j, y[b * n + j]);
+            rc = dq_column(a, t, y, j);
+            int grew = 0;
+            for (int64_t b = 0; rc == 0 && b < k; b++)
+                grew |= u->stopped[b] == OT__LANE_RUNNING && regrow(a, b, y, j);
+            if (grew)
+                rc = dq_column(a, t, y, j);
+            for (int64_t b = 0; rc == 0 && b < k; b++)
+                for (int64_t i = 0; i < n; i++)
                     a->J[b * n * n + j * n + i] =
                         (a->f0[b * n + i] - a->f1[b * n + i]) / (2 * a->inc[b]);
-            }
         }
     }
     if (rc == 0)
