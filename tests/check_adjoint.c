@@ -774,7 +774,9 @@ START_TEST(adjoint_refusals_name_the_argument)
         {&short_data, 0, 0, OT_ERR_SHAPE, "loss.data: shape [2, 4]"},
         {&f32, 0, 0, OT_ERR_DTYPE, "loss.data: must be f64"},
         {&sq, 1, 0, OT_ERR_ARG, "t_eval: per-lane output times with ot_solve_adjoint"},
-        {&sq, 0, 1, OT_ERR_ARG, "roots: ot_solve_adjoint takes no root functions"},
+        {&sq, 0, 1, OT_ERR_ARG,
+         "event_actions: root 0 stops its lane (OT_EVENT_STOP, the default); "
+         "ot_solve_adjoint takes roots that are handled or recorded"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         ot_ode *ode = lv_ode(1, 1, 1e-8);

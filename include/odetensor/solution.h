@@ -79,11 +79,10 @@ OT_API int ot_solve_dense(const ot_ode *ode, ot_view y0, ot_view params, ot_view
  *          after it. Each stop is recorded as an event (root -1 - k). Needs
  *          an event handler;
  *   stops_dp [np, nstops] (every lane) or [np, nstops, nbatch]
- *          (ot_solve_fwd_sens_with only): d stop_k / d p_j, for stop times
- *          that move with a parameter (a dose lag: stop = t_dose + p[lag]
- *          has 1 in row lag); absent: the stops are fixed.
- * All f64 host views; absent ones (ot_view_absent()) are not used. Make one
- * with ot_solve_inputs_make, then set what you need. */
+ *          (ot_solve_fwd_sens_with, ot_solve_adjoint_with): d stop_k / d p_j, for stop
+ * times that move with a parameter (a dose lag: stop = t_dose + p[lag] has 1 in row lag);
+ * absent: the stops are fixed. All f64 host views; absent ones (ot_view_absent()) are not
+ * used. Make one with ot_solve_inputs_make, then set what you need. */
 typedef struct ot_solve_inputs {
     ot_view y0, params, t_eval, t0, stops, stops_dp;
 } ot_solve_inputs;
@@ -243,12 +242,36 @@ OT_API ot_loss ot_loss_custom(ot_loss_fn fn, void *user);
  * df/dp the user's dfdp, or central differences of rhs in p. The backward
  * problem uses the forward one's method, rtol and atol. Lanes mode, or
  * OT_LOCKSTEP on the CPU (one backward problem per block, the per-lane
- * norm and block-diagonal LU; the CUDA solver refuses); no root functions;
- * t_eval per lane in lanes mode only. The gradient tensors: below.
+ * norm and block-diagonal LU; the CUDA solver refuses); roots handled or
+ * recorded and stops as ot_solve_adjoint_with says; t_eval per lane in
+ * lanes mode only. The gradient tensors: below.
  * @return as ot_solve_dense; OT_ERR_ARG for a NULL loss or one not made
  * above, OT_ERR_SHAPE for data or weights of another shape. */
 OT_API int ot_solve_adjoint(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
                             const ot_loss *loss, ot_solution **out);
+
+/* As ot_solve_adjoint, with ot_solve_dense_with's inputs (per-lane
+ * starts, per-lane t_eval in lanes mode, scheduled stops with stops_dp)
+ * and root functions whose events are handled or recorded (OT_EVENT_STOP
+ * is refused: a lane stopped there has no loss past it). Through an event
+ * the handler maps z- = (y-, p-) to z+ = (y+, p+) (p: the lane's current
+ * parameters) and the adjoint (lambda, mu) = (dL/dy, dL/dp) jumps back
+ * with the transpose of ot_solve_fwd_sens_with's map:
+ *   (lambda, mu)- = (DH + B dtau/dz)^T (lambda, mu)+,
+ *   B = DH (f-, 0) + dH/dt - (f+, 0), dtau/dz = -Dg / (dg/dt + g_y f-)
+ * for a root (0 for a stop), and a stop that moves with p adds
+ * (B . (lambda, mu)+) stops_dp to dL/dp. DH is the user's event Jacobian
+ * (ot_ode_set_event_jac) or central differences of the handler along each
+ * of z's n + np unit vectors. Between events the backward problem is
+ * ot_solve_adjoint's, with mu' = -lambda^T df/dp and dg_i/dp added to mu
+ * at output i, so dL/dp = mu(t0). CVODES' checkpoints span one segment
+ * between events at a time: the backward pass runs each segment forward
+ * again from the state the forward pass logged after its event (the
+ * forward work about doubles). A root crossed tangentially fails its
+ * lane, as with sensitivities.
+ * @return as ot_solve_adjoint; OT_ERR_ARG for in NULL. */
+OT_API int ot_solve_adjoint_with(const ot_ode *ode, const ot_solve_inputs *in,
+                                 const ot_loss *loss, ot_solution **out);
 
 /* The adjoint results, NaN for a failed lane; still owned by the solution
  * (NULL unless from ot_solve_adjoint, or once taken):

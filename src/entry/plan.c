@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "entry/size_limits.h"
 #include "solve/solve.h"
+#include "kit/events.h"
 #include "kit/integ.h"
 #include "tensor/tensor_impl.h"
 
@@ -412,8 +413,9 @@ static int check_extras(ot__plan *pl, ot_view t0, ot_view stops)
                         "problem has none (ot_ode_set_event_handler)");
     if (!pl->solver->stops)
         return lacks(pl, "stops", "has no scheduled stops");
-    if (pl->kind == OT__SENS && !pl->solver->sens_events)
-        return lacks(pl, "stops", "has no sensitivities through scheduled stops");
+    if ((pl->kind == OT__SENS && !pl->solver->sens_events) ||
+        (pl->kind == OT__ADJ && !pl->solver->adjoint_events))
+        return lacks(pl, "stops", "has no gradients through scheduled stops");
     if ((st = extra_view(pl, stops, "stops", 1, &pl->stops, &pl->nstops,
                          &pl->stop_stride)) != OT_OK)
         return st;
@@ -437,15 +439,16 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
                 ot_view t_eval, double t_final, ot__kind kind, ot_view t0v,
                 ot_view stopsv);
 
-/* The stops' derivatives in p (ot_solve_fwd_sens_with): [np, nstops] or
+/* The stops' derivatives in p (the gradients' _with entries): [np, nstops] or
  * [np, nstops, nbatch], f64 host, finite. */
 static int check_stops_dp(ot__plan *pl, ot_view v)
 {
     if (ot_view_is_absent(v))
         return OT_OK;
-    if (pl->kind != OT__SENS)
+    if (pl->kind != OT__SENS && pl->kind != OT__ADJ)
         return ot__fail(OT_ERR_ARG, "stops_dp: the stops' derivatives in p are for "
-                                    "ot_solve_fwd_sens_with; leave it absent");
+                                    "ot_solve_fwd_sens_with and ot_solve_adjoint_with; "
+                                    "leave it absent");
     if (pl->stops == NULL)
         return ot__fail(OT_ERR_ARG, "stops_dp: given, but there are no stops");
     const ot_layout *l = &v.layout;
@@ -545,10 +548,16 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
                      "(OT_EVENT_RECORD) or solve without sensitivities");
     if (kind == OT__ADJ && !pl->solver->adjoint)
         return lacks(pl, "ot_solve_adjoint", "has no adjoint yet");
-    if (kind == OT__ADJ && ode->nroots > 0)
-        return ot__fail(OT_ERR_ARG,
-                        "roots: ot_solve_adjoint takes no root functions (the adjoint's "
-                        "jump at an event is not modelled); solve without them");
+    if (kind == OT__ADJ && ode->nroots > 0 && !pl->solver->adjoint_events)
+        return lacks(pl, "roots", "has no adjoint through events; solve without roots");
+    for (int64_t r = 0; kind == OT__ADJ && r < ode->nroots; r++)
+        if (ot__event_action(ode, r) == OT_EVENT_STOP)
+            return ot__fail(OT_ERR_ARG,
+                            "event_actions: root %lld stops its lane (OT_EVENT_STOP, the "
+                            "default); ot_solve_adjoint takes roots that are handled or "
+                            "recorded (a loss over outputs a lane never reaches has no "
+                            "gradient)",
+                            (long long)r);
     if (ode->method != OT_BDF && ode->stab_limit)
         return ot__fail(
             OT_ERR_ARG,

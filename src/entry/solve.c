@@ -362,7 +362,7 @@ ot_solve_inputs ot_solve_inputs_make(ot_view y0, ot_view params, ot_view t_eval)
 }
 
 static int solve_with(const ot_ode *ode, const ot_solve_inputs *in, ot__kind kind,
-                      ot_solution **out)
+                      const ot_loss *loss, ot_solution **out)
 {
     if (in == NULL)
         return ot__fail(OT_ERR_ARG, "in: NULL");
@@ -370,6 +370,8 @@ static int solve_with(const ot_ode *ode, const ot_solve_inputs *in, ot__kind kin
         return ot__fail(OT_ERR_ARG, "out: NULL");
     ot__plan pl;
     int st = ot__plan_make_with(&pl, ode, in, kind);
+    if (st == OT_OK && kind == OT__ADJ)
+        st = check_adjoint(&pl, loss);
     if (st == OT_OK)
         st = run_plan(&pl, out);
     ot__plan_free(&pl);
@@ -378,13 +380,19 @@ static int solve_with(const ot_ode *ode, const ot_solve_inputs *in, ot__kind kin
 
 int ot_solve_dense_with(const ot_ode *ode, const ot_solve_inputs *in, ot_solution **out)
 {
-    return solve_with(ode, in, OT__DENSE, out);
+    return solve_with(ode, in, OT__DENSE, NULL, out);
 }
 
 int ot_solve_fwd_sens_with(const ot_ode *ode, const ot_solve_inputs *in,
                            ot_solution **out)
 {
-    return solve_with(ode, in, OT__SENS, out);
+    return solve_with(ode, in, OT__SENS, NULL, out);
+}
+
+int ot_solve_adjoint_with(const ot_ode *ode, const ot_solve_inputs *in,
+                          const ot_loss *loss, ot_solution **out)
+{
+    return solve_with(ode, in, OT__ADJ, loss, out);
 }
 
 int ot_solve_dense(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,

@@ -15,11 +15,12 @@
 
 /* What both CPU solvers have: lanes with bad inputs fail alone, per-lane
  * times, stops, recorded and handled events, every kind of forward
- * sensitivity (through events too), the adjoint and ARKODE's methods. */
+ * sensitivity and the adjoint (both through events too) and ARKODE's
+ * methods. */
 #define CPU_FLOW                                                                         \
     .bad_inputs_alone = 1, .per_lane_times = 1, .stops = 1, .recorded_events = 1,        \
     .fwd_sens = 1, .sens_dfdp = 1, .sens_initial = 1, .sens_events = 1, .adjoint = 1,    \
-    .arkode_methods = 1
+    .adjoint_events = 1, .arkode_methods = 1
 
 /* One CVODE(S) or ARKStep instance per worker thread, re-initialised per
  * lane: every lane is its own problem, so it has everything. */

@@ -164,10 +164,10 @@ static int ark_setup(const ot__ig *ig, const ot__plan *pl, void *user, ot__cb *c
     return f;
 }
 
-int ot__ig_setup(const ot__ig *ig, const ot__plan *pl, void *user, ot__cb *cb,
-                 N_Vector atolv, SUNMatrix A, SUNLinearSolver LS, CVLsJacFn jac,
-                 N_Vector y, SUNContext ctx, SUNNonlinearSolver *nls, int64_t nroots,
-                 CVRootFn root, const int *dir)
+int ot__ig_setup(ot__ig *ig, const ot__plan *pl, void *user, ot__cb *cb, N_Vector atolv,
+                 SUNMatrix A, SUNLinearSolver LS, CVLsJacFn jac, N_Vector y,
+                 SUNContext ctx, SUNNonlinearSolver *nls, int64_t nroots, CVRootFn root,
+                 const int *dir)
 {
     int f;
     if (ig->ark) {
@@ -177,6 +177,8 @@ int ot__ig_setup(const ot__ig *ig, const ot__plan *pl, void *user, ot__cb *cb,
         f = f ? f : ot__cv_tolerances(ig->mem, pl->ode, atolv);
         f = f ? f : ot__cv_solver(ig->mem, pl->ode, A, LS, jac, y, ctx, nls);
     }
+    ig->root = root;
+    ig->nroots = (int)nroots;
     if (!f && nroots > 0)
         f = OT__SUN_CALL(ig->ark ? ARK(RootInit)(ig->mem, (int)nroots, root)
                                  : CVodeRootInit(ig->mem, (int)nroots, root),
@@ -217,6 +219,27 @@ int ot__ig_set_stop_time(ot__ig *ig, double tstop)
     ig->tstop = tstop;
     ig->has_tstop = 1;
     return ig->ark ? ARK(SetStopTime)(ig->mem, tstop) : CVodeSetStopTime(ig->mem, tstop);
+}
+
+/* The count of root functions never_zero fills: CVODES calls it on the
+ * thread that integrates, which set it (ot__ig_roots_quiet). */
+static _Thread_local int quiet_roots;
+
+/* Every root function 1: never a root. */
+static int never_zero(sunrealtype t, N_Vector y, sunrealtype *g, void *ud)
+{
+    (void)t, (void)y, (void)ud;
+    for (int i = 0; i < quiet_roots; i++)
+        g[i] = 1.0;
+    return 0;
+}
+
+int ot__ig_roots_quiet(ot__ig *ig, int quiet)
+{
+    if (ig->ark || ig->nroots == 0)
+        return 0;
+    quiet_roots = ig->nroots;
+    return CVodeRootInit(ig->mem, ig->nroots, quiet ? never_zero : ig->root);
 }
 
 int ot__ig_root_info(const ot__ig *ig, int *rootsfound)

@@ -43,6 +43,8 @@ typedef struct {
     CVRhsFn fe, fi; /* ARKStep's explicit and implicit parts, for ARKStepReInit */
     double tstop;   /* the last stop time set, kept across ot__ig_reinit */
     int has_tstop;
+    CVRootFn root; /* the root function and its count (all lanes'), from setup */
+    int nroots;
 } ot__ig;
 
 /* The callbacks an integrator calls, user_data = the driver's state. rhs
@@ -85,10 +87,10 @@ const char *ot__ig_name(const ot__ig *ig);
  * Adams a fixed-point iteration stored in *nls, the caller frees it), and
  * the roots (nroots functions; dir: their directions or NULL). Returns the
  * integrator's flag (CV_MEM_FAIL: no memory). */
-int ot__ig_setup(const ot__ig *ig, const ot__plan *plan, void *user, ot__cb *cb,
-                 N_Vector atolv, SUNMatrix A, SUNLinearSolver LS, CVLsJacFn jac,
-                 N_Vector y, SUNContext ctx, SUNNonlinearSolver *nls, int64_t nroots,
-                 CVRootFn root, const int *dir);
+int ot__ig_setup(ot__ig *ig, const ot__plan *plan, void *user, ot__cb *cb, N_Vector atolv,
+                 SUNMatrix A, SUNLinearSolver LS, CVLsJacFn jac, N_Vector y,
+                 SUNContext ctx, SUNNonlinearSolver *nls, int64_t nroots, CVRootFn root,
+                 const int *dir);
 
 /* As CVodeReInit: a fresh start at (t, y0), counters zeroed, the stop time
  * kept (ARKStepReInit clears it; it is set again when still ahead). */
@@ -99,6 +101,12 @@ int ot__ig_evolve(const ot__ig *ig, double tout, N_Vector yout, double *tret,
 /* y(t) by the integrator's interpolation, within its last step. */
 int ot__ig_dky(const ot__ig *ig, double t, N_Vector dky);
 int ot__ig_set_stop_time(ot__ig *ig, double tstop);
+/* CVODE(S) only: quiet 1 swaps the root functions for ones that never
+ * reach zero (the adjoint's forward re-runs of segments between events,
+ * whose roots were taken already: CVODES' stored steps have no room for
+ * root returns), quiet 0 puts them back. Same count: CVODES keeps its
+ * root memory and directions. @return CVODE's flag (0 without roots). */
+int ot__ig_roots_quiet(ot__ig *ig, int quiet);
 int ot__ig_root_info(const ot__ig *ig, int *rootsfound);
 /* The current time, the last step taken and the next step to try. */
 int ot__ig_times(const ot__ig *ig, double *tn, double *hlast, double *hcur);

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "run/adjoint.h"
+#include "run/adjoint_events.h"
+#include "run/sens_jump.h"
 #include "kit/adjoint.h"
 #include "kit/advance.h"
 
@@ -22,6 +24,23 @@ static int out_one(void *ctx, double t, const double *y, const double *p, double
     return ot__run_call_out(c->ode, c->cb, c->lane, t, y, p, o);
 }
 
+void ot__run_adj_point(ot__unit *u, ot__run_adj *a, int64_t i, int64_t b, double t,
+                       const double *y, double *dgdp)
+{
+    const ot__plan *pl = u->plan;
+    ot__cb cb; /* the lane's own */
+    ot__cb_reset(&cb);
+    out_call oc = {pl->ode, &cb, u->lane0 + b};
+    const int st =
+        ot__adj_point(pl, &cb, out_one, &oc, i, u->lane0 + b, t, y, u->p + b * u->np,
+                      &a->point, &a->loss[b], a->dgdy + (i * u->k + b) * u->n, dgdp);
+    if (st != OT_OK) {
+        ot__run_lane_fails(u, b, st, cb.msg);
+        if (u->ops->stopped_changed)
+            u->ops->stopped_changed(u);
+    }
+}
+
 /* The forward pass starts at u->t_restart: each lane's loss terms from
  * zero, and the integral term. CVODES' backward pass re-runs the forward
  * problem from its first checkpoint with CVodeSetInitStep(h0 of that run),
@@ -29,7 +48,7 @@ static int out_one(void *ctx, double t, const double *y, const double *p, double
  * worker's next lane would start from this lane's first step (results
  * then depended on the lane order and thread count). @return CVODE's
  * flag. */
-static int begin(ot__unit *u, ot__run_adj *a)
+int ot__run_adj_begin(ot__unit *u, ot__run_adj *a)
 {
     CVodeSetInitStep(u->ig->mem, u->plan->ode->h0);
     memset(a->loss, 0, (size_t)u->k * sizeof *a->loss);
@@ -53,7 +72,7 @@ static int again(ot__unit *u, ot__run_adj *a, int flag, double tcur, const char 
     ot__run_keep_counters(u);
     int f = u->ops->resume(u, u->t_restart);
     f = f ? f : CVodeAdjReInit(u->ig->mem);
-    f = f ? f : begin(u, a);
+    f = f ? f : ot__run_adj_begin(u, a);
     if (f != CV_SUCCESS) {
         ot__run_unit_fails(u, OT_ERR_SOLVER, u->t_restart, u->cb->cv_msg, 1);
         return -1;
@@ -102,18 +121,9 @@ static int forward(ot__unit *u, ot__run_adj *a)
         if (ot__run_emit(u, i, tout, y, 1) != OT_OK)
             return 0;
         const double *yd = N_VGetArrayPointer(y);
-        for (int64_t b = 0; b < k; b++) {
-            if (u->stopped[b] != OT__LANE_RUNNING)
-                continue;
-            ot__cb cb; /* the lane's own */
-            ot__cb_reset(&cb);
-            out_call oc = {pl->ode, &cb, u->lane0 + b};
-            const int st = ot__adj_point(
-                pl, &cb, out_one, &oc, i, u->lane0 + b, tout, yd + b * n, u->p + b * np,
-                &a->point, &a->loss[b], a->dgdy + (i * k + b) * n, a->gp + b * np);
-            if (st != OT_OK)
-                ot__run_lane_fails(u, b, st, cb.msg);
-        }
+        for (int64_t b = 0; b < k; b++)
+            if (u->stopped[b] == OT__LANE_RUNNING)
+                ot__run_adj_point(u, a, i, b, tout, yd + b * n, a->gp + b * np);
         if (ot__run_all_stopped(u))
             return 0;
     }
@@ -129,8 +139,8 @@ static int forward(ot__unit *u, ot__run_adj *a)
  * zero from the last good backward time, where the others go on (lambda
  * and q there, a restart). @return 1 at target (*tcur = target), 0 every
  * lane stopped, -1 the unit failed. */
-static int segment(ot__unit *u, ot__run_adj *a, int f, int restart, double *tcur,
-                   double target)
+int ot__run_adj_segment(ot__unit *u, ot__run_adj *a, int f, int restart, double *tcur,
+                        double target)
 {
     void *cv = u->ig->mem;
     N_Vector qB = u->np ? a->qB : NULL;
@@ -205,7 +215,8 @@ static int backward(ot__unit *u, ot__run_adj *a)
             int f = started ? 0 : ot__run_adj_backward(a, tcur);
             f = f || started ? f
                              : CVodeSetMaxNumStepsB(u->ig->mem, a->which, a->max_steps_b);
-            const int reached = segment(u, a, f, started && jumped, &tcur, target);
+            const int reached =
+                ot__run_adj_segment(u, a, f, started && jumped, &tcur, target);
             started = 1;
             if (reached != 1)
                 return 0;
@@ -226,10 +237,14 @@ void ot__run_adjoint(ot__unit *u, ot__run_adj *a)
 {
     const ot__plan *pl = u->plan;
     ot_solution *sol = u->sink->sol;
-    const int64_t n = u->n, np = u->np, k = u->k;
+    const int64_t k = u->k;
     a->u = u;
     a->jac_first = a->dfdp_first = 1;
-    if (begin(u, a) != CV_SUCCESS) {
+    if (pl->stops || pl->ode->nroots > 0) { /* CVodeF's data end at events */
+        ot__run_adjoint_events(u, a);
+        return;
+    }
+    if (ot__run_adj_begin(u, a) != CV_SUCCESS) {
         ot__run_unit_fails(u, OT_ERR_SOLVER, u->t_restart, u->cb->cv_msg, 1);
         return;
     }
@@ -248,20 +263,33 @@ void ot__run_adjoint(ot__unit *u, ot__run_adj *a)
     CVodeGetNumSteps(u->ig->mem, &nst);
     a->max_steps_b = ot__adj_max_steps_b(pl->ode, nst);
     a->steps_b = 0;
-    /* Checkpoints of (q_max + 2) n doubles each, one per OT__ADJ_STEPS
-     * steps, and the Hermite data (y, y') at as many points; a block's are
-     * shared by its lanes. */
-    const int64_t qmax = pl->ode->method == OT_BDF ? 5 : 12;
-    for (int64_t b = 0; b < k; b++)
-        sol->adj_bytes[u->lane0 + b] = 8 * ((nst / OT__ADJ_STEPS + 1) * (qmax + 2) * n +
-                                            (OT__ADJ_STEPS + 1) * 2 * n);
+    ot__run_adj_bytes(u, nst);
     const int back = reached && backward(u, a);
     for (int64_t b = 0; reached && b < k; b++) { /* the backward pass's, every lane */
         sol->stats[u->lane0 + b].adj_steps = a->steps_b;
         sol->stats[u->lane0 + b].adj_max_steps = a->max_steps_b;
     }
-    if (!back)
-        return;
+    if (back)
+        ot__run_adj_finish(u, a);
+}
+
+void ot__run_adj_bytes(ot__unit *u, int64_t nst)
+{
+    /* Checkpoints of (q_max + 2) n doubles each, one per OT__ADJ_STEPS
+     * steps, and the Hermite data (y, y') at as many points; a block's are
+     * shared by its lanes. */
+    const int64_t n = u->n, qmax = u->plan->ode->method == OT_BDF ? 5 : 12;
+    for (int64_t b = 0; b < u->k; b++)
+        u->sink->sol->adj_bytes[u->lane0 + b] =
+            8 *
+            ((nst / OT__ADJ_STEPS + 1) * (qmax + 2) * n + (OT__ADJ_STEPS + 1) * 2 * n);
+}
+
+void ot__run_adj_finish(ot__unit *u, ot__run_adj *a)
+{
+    const ot__plan *pl = u->plan;
+    ot_solution *sol = u->sink->sol;
+    const int64_t n = u->n, np = u->np, k = u->k;
     const double *lam = N_VGetArrayPointer(a->yB),
                  *q = np ? N_VGetArrayPointer(a->qB) : NULL;
     for (int64_t b = 0; b < k; b++) {

@@ -122,6 +122,27 @@ int ot__run_adj_backward(ot__run_adj *a, double tB0);
  * the lanes' (a lane whose loss fails fails alone). */
 void ot__run_adjoint(ot__unit *u, ot__run_adj *a);
 
+/* ---- For the adjoint through events (run/adjoint_events.c) ------------- */
+
+/* A pass's start at u->t_restart: loss terms zero, h0 the problem's, the
+ * integral term's quadrature zero. @return CVODE's flag. */
+int ot__run_adj_begin(ot__unit *u, ot__run_adj *a);
+/* Lane b's loss term at output i (time t, state y [n]): the loss into
+ * a->loss[b], dg/dy into a->dgdy, dg/dp added to dgdp [np]; a loss that
+ * fails fails the lane alone. */
+void ot__run_adj_point(ot__unit *u, ot__run_adj *a, int64_t i, int64_t b, double t,
+                       const double *y, double *dgdp);
+/* The backward problem from *tcur to target (adjoint.c's segment rules:
+ * restart from a->yB and a->qB first where restart; lanes the unit blames
+ * fail alone). @return 1 at target, 0 every lane stopped, -1 failed. */
+int ot__run_adj_segment(ot__unit *u, ot__run_adj *a, int f, int restart, double *tcur,
+                        double target);
+/* Each lane's checkpoint bytes for nst forward steps between restarts. */
+void ot__run_adj_bytes(ot__unit *u, int64_t nst);
+/* dL/dp = gp + mu(t0) (+ (dy0/dp)^T lambda(t0) through init) and dL/dy0
+ * = lambda(t0) of every running lane into the solution. */
+void ot__run_adj_finish(ot__unit *u, ot__run_adj *a);
+
 #ifdef __cplusplus
 }
 #endif

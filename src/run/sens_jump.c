@@ -8,12 +8,15 @@
 #include "core/alloc.h"
 #include "kit/events.h"
 #include "kit/sens.h"
+#include "run/adjoint_events.h"
 #include "run/sens_jump.h"
 #include "tensor/tensor_impl.h"
 
 /* The jump's scratch (one lane at a time): m = n + np. */
 struct ot__sens_jump {
-    int64_t m, nd;   /* nd = ns + 1 directions: the sensitivities, then time's */
+    int64_t m, nd;   /* nd = nv + 1 directions: the sensitivities (the adjoint:
+                        z's unit vectors, nv = m), then time's */
+    int unit_dirs;   /* the adjoint's: the directions are z's unit vectors */
     double *z0;      /* [m]: the lane's z- (saved before its handler) */
     double *zw;      /* [m]: a working z */
     double *v;       /* [m, nd]: the directions Z_j, then (f-, 0) */
@@ -30,23 +33,27 @@ struct ot__sens_jump {
 
 int ot__sens_jumps(const ot__plan *pl)
 {
-    return pl->kind == OT__SENS && (pl->stops || ot__ode_handles_events(pl->ode));
+    return (pl->kind == OT__SENS || pl->kind == OT__ADJ) &&
+           (pl->stops || ot__ode_handles_events(pl->ode));
 }
 
 int ot__sens_jump_new(ot__unit *u)
 {
     const ot__plan *pl = u->plan;
     const int64_t n = u->n, np = u->np, ns = pl->ns, m = n + np, k = u->k;
+    const int adj = pl->kind == OT__ADJ;
     struct ot__sens_jump *J = OT__CALLOC(1, sizeof *J);
     u->jump = J;
-    u->psens = OT__CALLOC((size_t)(np * ns * k) + 1, sizeof *u->psens);
-    if (J == NULL || u->psens == NULL)
+    u->psens = adj ? NULL : OT__CALLOC((size_t)(np * ns * k) + 1, sizeof *u->psens);
+    if (J == NULL || (!adj && u->psens == NULL))
         return OT_ERR_NOMEM;
-    for (int64_t j = 0; j < ns && j < np; j++) /* P_j = e_j; 0 for an initial value's */
+    for (int64_t j = 0; !adj && j < ns && j < np;
+         j++) /* P_j = e_j; 0 for an initial value's */
         for (int64_t b = 0; b < k; b++)
             u->psens[j * np * k + b * np + j] = 1.0;
     J->m = m;
-    J->nd = ns + 1;
+    J->unit_dirs = adj;
+    J->nd = (adj ? m : ns) + 1;
     const size_t sm = (size_t)m, snd = (size_t)J->nd;
     double **const slots[] = {&J->z0, &J->zw, &J->v,    &J->tdir, &J->out,
                               &J->zp, &J->dz, &J->dzdt, &J->col,  &J->fm,
@@ -64,7 +71,7 @@ int ot__sens_jump_new(ot__unit *u)
                             (size_t)n,
                             (size_t)pl->ode->nroots + 1,
                             (size_t)pl->ode->nroots + 1,
-                            (size_t)ns + 1};
+                            snd};
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
         if ((*slots[i] = OT__MALLOC(sizes[i] * sizeof(double))) == NULL)
             return OT_ERR_NOMEM;
@@ -182,8 +189,9 @@ static int along_jac(const event *ev, struct ot__sens_jump *J, double t, int64_t
 static double step_of(const struct ot__sens_jump *J, const ot__unit *u, double t,
                       int64_t c, int64_t ns)
 {
-    if (c < ns)
-        return ot__sens_step(J->z0 + u->n, u->np, c);
+    if (c < ns) /* the adjoint's unit vector of z: that entry's step */
+        return J->unit_dirs ? ot__fd_step(J->z0[c])
+                            : ot__sens_step(J->z0 + u->n, u->np, c);
     double fnorm = 0, ynorm = 1;
     for (int64_t i = 0; i < u->n; i++) {
         fnorm = fnorm > fabs(J->fm[i]) ? fnorm : fabs(J->fm[i]);
@@ -317,13 +325,66 @@ static int stop_time(const ot__plan *pl, const event *ev, struct ot__sens_jump *
 
 /* ---- The jump -------------------------------------------------------------- */
 
+/* The jump's map along J->v's first nv directions, M v = DH v + B dtau(v),
+ * into J->out's first nv columns, and B = DH (f-, 0) + H_t - (f+, 0) into
+ * its column nv when *timed (the event time moves: a root, or a stop with
+ * stops_dp). dtau(v): the root's -(Dg v) / (Dg (1; f-, 0)); a stop's
+ * stops_dp entry of direction j where stop_dtau (forward sensitivities:
+ * direction j is parameter j's), else 0 (the adjoint adds stops_dp's part
+ * to dL/dp itself). @return OT_OK or a status with msg. */
+static int jump_map(const ot__unit *u, struct ot__sens_jump *J, const event *ev, double t,
+                    const double *y, const double *q, int64_t nv, int stop_dtau,
+                    int *timed, char *msg, size_t len)
+{
+    const ot__plan *pl = u->plan;
+    const ot_ode *ode = pl->ode;
+    const int64_t n = u->n, np = u->np, m = J->m;
+    for (int64_t j = 0; j < nv; j++)
+        J->tdir[j] = 0;
+    int st = OT_OK;
+    *timed = ev->stop < 0 || stop_time(pl, ev, J, nv);
+    if (ev->stop >= 0 && !stop_dtau)
+        memset(J->dtau, 0, (size_t)nv * sizeof *J->dtau);
+    int64_t nd = nv;
+    if (*timed) { /* time's direction (1; f-, 0) */
+        if ((st = call_rhs(ev, t, J->z0, J->z0 + n, J->fm, msg, len)) != OT_OK)
+            return st;
+        memcpy(J->v + nv * m, J->fm, (size_t)n * sizeof(double));
+        memset(J->v + nv * m + n, 0, (size_t)np * sizeof(double));
+        J->tdir[nv] = 1;
+        nd = nv + 1;
+        if (ev->stop < 0 && (st = root_time(ev, J, t, nv, msg, len)) != OT_OK)
+            return st;
+    }
+    const int rc = ode->event_jac ? along_jac(ev, J, t, nd) : along_dq(ev, J, t, nd, nv);
+    if (rc != 0) {
+        snprintf(msg, len, "%s failed for lane %lld at the event at t = %g (the %s%s)",
+                 ode->event_jac ? "the event Jacobian or handler" : "the event handler",
+                 (long long)ev->lane, t,
+                 J->unit_dirs ? "adjoint's jump" : "sensitivities' jump",
+                 ode->event_jac ? "" : " takes its central differences");
+        return OT_ERR_CALLBACK;
+    }
+    if (*timed) { /* B = DH (1; f-, 0) - (f+, 0) */
+        if ((st = call_rhs(ev, t, y, q, J->fp, msg, len)) != OT_OK)
+            return st;
+        for (int64_t i = 0; i < n; i++)
+            J->out[nv * m + i] -= J->fp[i];
+    }
+    for (int64_t j = 0; *timed && j < nv; j++)
+        for (int64_t i = 0; i < m; i++)
+            J->out[j * m + i] += J->out[nv * m + i] * J->dtau[j];
+    return OT_OK;
+}
+
 int ot__sens_jump_take(ot__unit *u, int64_t b, double t, int64_t stop, const int *rf,
                        const double *y, const double *q, char *msg, size_t len)
 {
     const ot__plan *pl = u->plan;
-    const ot_ode *ode = pl->ode;
     struct ot__sens_jump *J = u->jump;
     const int64_t n = u->n, np = u->np, ns = pl->ns, m = J->m, k = u->k;
+    if (pl->kind == OT__ADJ) /* the backward pass jumps: the event is logged */
+        return ot__adj_ev_event(u, b, t, stop, rf, J->z0, y, q, msg, len);
     const event ev = {u, u->lane0 + b, stop, rf};
     for (int64_t j = 0; j < ns; j++) { /* the directions Z_j- */
         memcpy(J->v + j * m, u->ops->sens_state(u, j) + b * n,
@@ -331,46 +392,13 @@ int ot__sens_jump_take(ot__unit *u, int64_t b, double t, int64_t stop, const int
         if (np > 0)
             memcpy(J->v + j * m + n, u->psens + j * np * k + b * np,
                    (size_t)np * sizeof(double));
-        J->tdir[j] = 0;
     }
-    int st = OT_OK, timed = 0;
-    if (stop < 0) {
-        timed = 1;
-    } else {
-        timed = stop_time(pl, &ev, J, ns);
-    }
-    int64_t nd = ns;
-    if (timed) { /* time's direction (1; f-, 0) */
-        if ((st = call_rhs(&ev, t, J->z0, J->z0 + n, J->fm, msg, len)) != OT_OK)
-            return st;
-        memcpy(J->v + ns * m, J->fm, (size_t)n * sizeof(double));
-        memset(J->v + ns * m + n, 0, (size_t)np * sizeof(double));
-        J->tdir[ns] = 1;
-        nd = ns + 1;
-        if (stop < 0 && (st = root_time(&ev, J, t, ns, msg, len)) != OT_OK)
-            return st;
-    }
-    const int rc =
-        ode->event_jac ? along_jac(&ev, J, t, nd) : along_dq(&ev, J, t, nd, ns);
-    if (rc != 0) {
-        snprintf(msg, len,
-                 "%s failed for lane %lld at the event at t = %g (the sensitivities' "
-                 "jump%s)",
-                 ode->event_jac ? "the event Jacobian or handler" : "the event handler",
-                 (long long)ev.lane, t,
-                 ode->event_jac ? "" : " takes its central differences");
-        return OT_ERR_CALLBACK;
-    }
-    if (timed) { /* B = DH (1; f-, 0) - (f+, 0) */
-        if ((st = call_rhs(&ev, t, y, q, J->fp, msg, len)) != OT_OK)
-            return st;
-        for (int64_t i = 0; i < n; i++)
-            J->out[ns * m + i] -= J->fp[i];
-    }
+    int timed;
+    const int st = jump_map(u, J, &ev, t, y, q, ns, 1, &timed, msg, len);
+    if (st != OT_OK)
+        return st;
     for (int64_t j = 0; j < ns; j++) {
-        double *o = J->out + j * m;
-        for (int64_t i = 0; timed && i < m; i++)
-            o[i] += J->out[ns * m + i] * J->dtau[j];
+        const double *o = J->out + j * m;
         for (int64_t i = 0; i < m; i++)
             if (!isfinite(o[i])) {
                 snprintf(msg, len,
@@ -384,5 +412,56 @@ int ot__sens_jump_take(ot__unit *u, int64_t b, double t, int64_t stop, const int
         if (np > 0)
             memcpy(u->psens + j * np * k + b * np, o + n, (size_t)np * sizeof(double));
     }
+    return OT_OK;
+}
+
+int ot__sens_jump_back(ot__unit *u, int64_t b, double t, int64_t stop, const int *rf,
+                       const double *zm, const double *zp, double *lam, double *mu,
+                       double *gp, char *msg, size_t len)
+{
+    const ot__plan *pl = u->plan;
+    struct ot__sens_jump *J = u->jump;
+    const int64_t n = u->n, np = u->np, m = J->m;
+    const event ev = {u, u->lane0 + b, stop, rf};
+    memcpy(J->z0, zm, (size_t)m * sizeof *zm);
+    memset(J->v, 0, (size_t)(m * m) * sizeof *J->v);
+    for (int64_t c = 0; c < m; c++)
+        J->v[c * m + c] = 1.0;
+    int timed;
+    const int st = jump_map(u, J, &ev, t, zp, zp + n, m, 0, &timed, msg, len);
+    if (st != OT_OK)
+        return st;
+    /* (lambda, mu)- = M^T (lambda, mu)+: entry c is column c of M dotted
+     * with (lambda, mu)+; a stop's time moving with p adds (B . (lambda,
+     * mu)+) d stop / d p to dL/dp. */
+    double *const zl = J->zw; /* (lambda, mu)+ */
+    memcpy(zl, lam, (size_t)n * sizeof *lam);
+    if (np > 0)
+        memcpy(zl + n, mu, (size_t)np * sizeof *mu);
+    for (int64_t c = 0; c < m; c++) {
+        double s = 0;
+        for (int64_t i = 0; i < m; i++)
+            s += J->out[c * m + i] * zl[i];
+        if (!isfinite(s)) {
+            snprintf(msg, len,
+                     "lane %lld's adjoint is %g before the event at t = %g (%s %lld of "
+                     "z = (y, p))",
+                     (long long)ev.lane, s, t, c < n ? "state" : "parameter",
+                     (long long)(c < n ? c : c - n));
+            return OT_ERR_CALLBACK;
+        }
+        J->col[c] = s;
+    }
+    if (stop >= 0 && timed) {
+        double bl = 0;
+        for (int64_t i = 0; i < m; i++)
+            bl += J->out[m * m + i] * zl[i];
+        const double *dp = ot__plan_stop_dp(pl, ev.lane, stop);
+        for (int64_t j = 0; j < np; j++)
+            gp[j] += bl * dp[j];
+    }
+    memcpy(lam, J->col, (size_t)n * sizeof *lam);
+    if (np > 0)
+        memcpy(mu, J->col + n, (size_t)np * sizeof *mu);
     return OT_OK;
 }

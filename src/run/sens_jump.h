@@ -26,8 +26,10 @@
 extern "C" {
 #endif
 
-/* Whether a solve of pl carries sensitivities through events: forward
- * sensitivities with scheduled stops or a handled root. */
+/* Whether a solve of pl carries derivatives through events: forward
+ * sensitivities or the adjoint, with scheduled stops or a handled root.
+ * The adjoint's jump is the transpose of the same map, taken backward
+ * (ot__sens_jump_back; run/adjoint_events.h logs the events for it). */
 int ot__sens_jumps(const ot__plan *pl);
 
 /* For a run of u when ot__sens_jumps: u->psens (each lane's P, the
@@ -50,6 +52,19 @@ void ot__sens_jump_save(ot__unit *u, int64_t b, const double *y, const double *q
  * is not finite, or the crossing is tangential). */
 int ot__sens_jump_take(ot__unit *u, int64_t b, double t, int64_t stop, const int *rf,
                        const double *y, const double *q, char *msg, size_t len);
+
+/* The adjoint's jump at an event of lane b logged in the forward pass
+ * (time t, its stop or roots rf, z- = zm [m] and z+ = zp [m], m = n + np):
+ * (lambda, mu) [n] and [np] in place from after the event to before it,
+ * (lambda, mu)- = M^T (lambda, mu)+ with M the forward jump's map of
+ * (dy, dq) (the event time's part included); a stop that moves with p
+ * (stops_dp) adds (B . (lambda, mu)+) d stop / d p to gp [np]. The map
+ * comes from the user's event Jacobian or central differences of the
+ * handler along z's unit vectors (2 (m + 1) handler calls). Needs
+ * ot__sens_jump_new's scratch. @return OT_OK, or a status with msg. */
+int ot__sens_jump_back(ot__unit *u, int64_t b, double t, int64_t stop, const int *rf,
+                       const double *zm, const double *zp, double *lam, double *mu,
+                       double *gp, char *msg, size_t len);
 
 /* Sensitivity j's direction in p for the unit's lanes, [np, k] (NULL: no
  * jump has run, e_j). */

@@ -130,6 +130,9 @@ struct ot__unit {
      * and the jump's scratch; NULL without events. */
     double *psens;
     struct ot__sens_jump *jump;
+    /* The adjoint through events, during its forward pass: the log of
+     * segments, events and loss terms (run/adjoint_events.h); else NULL. */
+    struct ot__adj_ev *adj_ev;
 };
 
 /* A unit of k lanes from lane0 on integrator ig, the rest (arrays, flags)

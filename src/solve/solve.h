@@ -118,6 +118,10 @@ struct ot__solver {
     int sens_events;
     /* ot_solve_adjoint. */
     int adjoint;
+    /* The adjoint through scheduled stops and handled or recorded roots
+     * (run/adjoint_events.h; the mode's host_state, reinit and
+     * restart_state serve its segments). */
+    int adjoint_events;
     /* A lane whose own y0 or params are not finite fails alone (the plan
      * marks it; the solver leaves it out); 0: the call is refused. */
     int bad_inputs_alone;

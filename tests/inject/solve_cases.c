@@ -57,6 +57,10 @@ const sc_case SC_CASES[] = {
      0, 0, 0, 0, 0},
     {"lockstep BDF sensitivities through doses", OT_LOCKSTEP, OT_BDF, K_SENS_STOPS, 1, 0,
      0, 0, 0, 0, 0, 0, 0},
+    {"lanes BDF adjoint through doses", OT_LANES, OT_BDF, K_ADJ_STOPS, 1, 0, 0, 0, 0, 0,
+     0, 0, 0},
+    {"lockstep BDF adjoint through doses", OT_LOCKSTEP, OT_BDF, K_ADJ_STOPS, 1, 0, 0, 0,
+     0, 0, 0, 0, 0},
 };
 const int SC_NCASES = (int)(sizeof SC_CASES / sizeof SC_CASES[0]);
 
@@ -137,7 +141,7 @@ ot_ode *sc_make_ode(const sc_case *c, const sc_inputs *in)
         ck_assert_status(ot_ode_set_init(ode, st_decay_init), OT_OK, NULL);
     if (c->atolvec)
         ck_assert_status(ot_ode_set_atol_vector(ode, st_vec(in->atol, 2)), OT_OK, NULL);
-    if (c->kind == K_SENS_STOPS)
+    if (c->kind == K_SENS_STOPS || c->kind == K_ADJ_STOPS)
         ck_assert_status(ot_ode_set_event_handler(ode, dose), OT_OK, NULL);
     if (c->senstol && c->kind != K_ADJ)
         ck_assert_status(ot_ode_set_sens_tolerances(ode, 1e-5, 1e-7), OT_OK, NULL);
@@ -174,13 +178,15 @@ int sc_run_solve(const sc_case *c, const ot_ode *ode, const sc_inputs *in,
         return ot_solve_dense(ode, y0, p, t, out);
     case K_STEPS:
         return ot_solve(ode, y0, p, in->t[SC_NT - 1], out);
-    case K_SENS_STOPS: {
+    case K_SENS_STOPS:
+    case K_ADJ_STOPS: {
         /* the second stop moves with p_0: d stop_1 / d p_0 = 1 */
         static const double stops[2] = {0.7, 1.3}, dp[4] = {0, 0, 1, 0};
         ot_solve_inputs w = ot_solve_inputs_make(y0, p, t);
         w.stops = view(stops, OT_F64, 2, -1);
         w.stops_dp = view(dp, OT_F64, 2, 2);
-        return ot_solve_fwd_sens_with(ode, &w, out);
+        return c->kind == K_ADJ_STOPS ? ot_solve_adjoint_with(ode, &w, &loss, out)
+                                      : ot_solve_fwd_sens_with(ode, &w, out);
     }
     default:
         return ot_solve_fwd_sens(ode, y0, p, t, out);

@@ -12,8 +12,8 @@
 #define SC_NT 4
 
 /* K_SENS_STOPS: sensitivities through two doses (scheduled stops, a
- * handler and stops_dp). */
-typedef enum { K_DENSE, K_STEPS, K_SENS, K_ADJ, K_SENS_STOPS } sc_kind;
+ * handler and stops_dp); K_ADJ_STOPS: the adjoint through them. */
+typedef enum { K_DENSE, K_STEPS, K_SENS, K_ADJ, K_SENS_STOPS, K_ADJ_STOPS } sc_kind;
 
 typedef struct {
     const char *name;
