@@ -241,6 +241,9 @@ test-examples: examples
 	    $(SAN_ENV) $(B)/examples/$$e $$arg >$(B)/demo/$$e.out 2>&1 \
 	        || { cat $(B)/demo/$$e.out; echo "example $$e FAILED"; exit 1; }; \
 	    echo "example $$e: ok"; done
+	@$(SAN_ENV) $(B)/examples/fit_population_pk 12 adjoint >$(B)/demo/fit_population_pk_adjoint.out 2>&1 \
+	    || { cat $(B)/demo/fit_population_pk_adjoint.out; echo "example fit_population_pk adjoint FAILED"; exit 1; }
+	@echo "example fit_population_pk adjoint (L-BFGS on the adjoint through doses): ok"
 
 # make install into a staging folder, then the README example built against
 # it with the pkg-config line alone, shared and static, a program that links

@@ -4,10 +4,13 @@
  * sensitivities through the doses (ot_solve_fwd_sens_with), in lanes mode
  * and lockstep, for np = 4 (ka, CL, V, lag; amounts in a table) and np =
  * 16 (the 12 amounts as parameters too) by differences, and np = 4 with
- * the user's J and df/dp (J s + df/dp dp/dp). Each round runs the four solves
- * of a mode interleaved, so the machine's drift hits them alike; the
- * minimum over rounds is reported, with the gradient's cost against a
- * plain solve and against forward differences (np + 1 plain solves).
+ * the user's J and df/dp (J s + df/dp dp/dp), and the adjoint of a
+ * sum-of-squares loss through the same doses (ot_solve_adjoint_with: the
+ * gradient of one loss, where sensitivities give every output's). Each
+ * round runs a row's three solves interleaved, so the machine's drift hits
+ * them alike; the minimum over rounds is reported, with the gradient's
+ * cost against a plain solve and against forward differences (np + 1
+ * plain solves).
  *   sens_doses [patients] [rounds]     (1000 3) */
 #include <math.h>
 #include <stdint.h>
@@ -130,6 +133,9 @@ int main(int argc, char **argv)
             t[b * NS + i] = 1 + 12.0 * ND * (i + uniform()) / NS;
     }
     const double y0[2] = {0, 0};
+    double data[NS]; /* the loss's: every sample 1 mg/L */
+    for (int i = 0; i < NS; i++)
+        data[i] = 1.0;
     printf("sens_doses: %lld patients, %d doses, %d samples each; best of %d rounds\n",
            (long long)nb, ND, NS, rounds);
     for (int mode = 0; mode < 2; mode++)
@@ -164,15 +170,18 @@ int main(int argc, char **argv)
             ot_solve_inputs in = ot_solve_inputs_make(
                 view(y0, 1, 2, 1, 1), view(p, 2, np, nb, 1), view(t, 2, NS, nb, 1));
             in.stops = view(stops, 2, ND, nb, 1);
-            double best[2] = {INFINITY, INFINITY};
-            int64_t steps[2] = {0, 0};
+            double best[3] = {INFINITY, INFINITY, INFINITY};
+            int64_t steps[3] = {0, 0, 0};
+            const ot_loss loss =
+                ot_loss_squares(view(data, 2, 1, NS, 1), ot_view_absent());
             for (int r = 0; r < rounds; r++)
-                for (int s = 0; s < 2; s++) {
+                for (int s = 0; s < 3; s++) {
                     in.stops_dp = s ? view(dp, 3, np, ND, nb) : ot_view_absent();
                     ot_solution *sol = NULL;
                     const double t0 = now();
-                    const int st = s ? ot_solve_fwd_sens_with(ode, &in, &sol)
-                                     : ot_solve_dense_with(ode, &in, &sol);
+                    const int st = s == 2   ? ot_solve_adjoint_with(ode, &in, &loss, &sol)
+                                   : s == 1 ? ot_solve_fwd_sens_with(ode, &in, &sol)
+                                            : ot_solve_dense_with(ode, &in, &sol);
                     const double dt = now() - t0;
                     if (st != OT_OK) {
                         fprintf(stderr, "solve: %s\n", ot_last_error());
@@ -186,12 +195,14 @@ int main(int argc, char **argv)
                 }
             printf(
                 "%-8s np=%-2d%s plain %8.1f ms (%5.1f us/lane)  sensitivities %8.1f ms "
-                "(%6.1f us/lane)  = %5.2f x plain, %5.2f x forward differences "
-                "(np + 1 plain); lane 0's steps %lld / %lld\n",
+                "= %5.2f x plain, %5.2f x forward differences (np + 1 plain)  "
+                "adjoint %8.1f ms = %5.2f x plain, %5.2f x sensitivities; lane 0's "
+                "steps %lld / %lld / %lld\n",
                 mode ? "lockstep" : "lanes", np, derivs ? " J, df/dp" : "         ",
                 1e3 * best[0], 1e6 * best[0] / (double)nb, 1e3 * best[1],
-                1e6 * best[1] / (double)nb, best[1] / best[0],
-                best[1] / ((np + 1) * best[0]), (long long)steps[0], (long long)steps[1]);
+                best[1] / best[0], best[1] / ((np + 1) * best[0]), 1e3 * best[2],
+                best[2] / best[0], best[2] / best[1], (long long)steps[0],
+                (long long)steps[1], (long long)steps[2]);
             ot_ode_free(ode);
         }
     free(p), free(stops), free(dp), free(t), free(td);

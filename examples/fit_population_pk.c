@@ -11,8 +11,12 @@
  * samples after the first dose, 5 after the last), and
  * prints the wall time. With "fd" the Jacobian comes from forward
  * differences instead (4 more dense solves an iteration), for comparison.
- *   fit_population_pk [patients] [sens|fd]     (200 sens; FIT_TRACE=1: each
- *   iteration's lanes still moving on stderr) */
+ * With "adjoint" each lane runs L-BFGS on the gradient of its loss from
+ * ot_solve_adjoint_with (the adjoint through the same doses): one adjoint
+ * solve of every lane an iteration gives each lane's loss and gradient at
+ * its trial point, which the lane accepts (Armijo) or backtracks from.
+ *   fit_population_pk [patients] [sens|fd|adjoint]   (200 sens; FIT_TRACE=1:
+ *   each iteration's lanes still moving on stderr) */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,7 +26,7 @@
 
 #include <odetensor.h>
 
-enum { NP = 4, ND = 4, NS = 13, NSTART = 4, ITERS = 60 };
+enum { NP = 4, ND = 4, NS = 13, NSTART = 4, ITERS = 60, LBFGS_ITERS = 400, MEM = 6 };
 
 /* A lane's doses: times (before the lag) and amounts, NaN past its own. */
 typedef struct {
@@ -141,6 +145,186 @@ static int run(ot_ode *ode, fit_data *f, const doses *d, double *c, double **s)
     return 0;
 }
 
+/* One adjoint solve of every lane at f->p: each lane's loss (the squared
+ * proportional residuals, weights 1 / obs^2) into L [lanes] and dL/dp
+ * into g [NP, lanes]; a failed lane gets L = inf. */
+static int run_adjoint(ot_ode *ode, fit_data *f, const doses *d, const double *w,
+                       double *L, double *g)
+{
+    set_stops(f, d);
+    ot_view y0, p, t, st, dp, obs, wv;
+    const double zero[2] = {0, 0};
+    const ot_device cpu = {OT_CPU, 0};
+    const int64_t sy[1] = {2}, sp[2] = {NP, f->lanes}, stt[2] = {NS, f->lanes},
+                  ss[2] = {ND, f->lanes}, sd[3] = {NP, ND, f->lanes},
+                  so[3] = {1, NS, f->lanes};
+    if (ot_view_make(&y0, zero, OT_F64, cpu, 1, sy, NULL) != OT_OK ||
+        ot_view_make(&p, f->p, OT_F64, cpu, 2, sp, NULL) != OT_OK ||
+        ot_view_make(&t, f->times, OT_F64, cpu, 2, stt, NULL) != OT_OK ||
+        ot_view_make(&st, f->stops, OT_F64, cpu, 2, ss, NULL) != OT_OK ||
+        ot_view_make(&dp, f->dp, OT_F64, cpu, 3, sd, NULL) != OT_OK ||
+        ot_view_make(&obs, f->obs, OT_F64, cpu, 3, so, NULL) != OT_OK ||
+        ot_view_make(&wv, w, OT_F64, cpu, 3, so, NULL) != OT_OK)
+        return -1;
+    ot_solve_inputs in = ot_solve_inputs_make(y0, p, t);
+    in.stops = st;
+    in.stops_dp = dp;
+    const ot_loss loss = ot_loss_squares(obs, wv);
+    ot_solution *sol = NULL;
+    const int rc = ot_solve_adjoint_with(ode, &in, &loss, &sol);
+    if (rc != OT_OK && rc != OT_ERR_LANES_FAILED) {
+        fprintf(stderr, "adjoint: %s\n", ot_last_error());
+        return -1;
+    }
+    const double *lv = ot_tensor_layout(ot_solution_grad_tensor(sol, OT_GRAD_LOSS))->data,
+                 *gv =
+                     ot_tensor_layout(ot_solution_grad_tensor(sol, OT_GRAD_PARAMS))->data;
+    for (int64_t b = 0; b < f->lanes; b++) {
+        const int ok = ot_solution_lane_status(sol, b) == OT_OK && isfinite(lv[b]);
+        L[b] = ok ? lv[b] : INFINITY;
+        for (int j = 0; j < NP; j++)
+            g[b * NP + j] = ok ? gv[b * NP + j] : 0;
+    }
+    ot_solution_free(sol);
+    return 0;
+}
+
+/* One lane's L-BFGS state in log-parameters. */
+typedef struct {
+    double x[NP], L, g[NP]; /* the accepted point, its loss and gradient */
+    double dir[NP], alpha;  /* the search direction and the step tried */
+    double s[MEM][NP], y[MEM][NP];
+    int m, done;
+} lbfgs;
+
+static double dot(const double *a, const double *b)
+{
+    double s = 0;
+    for (int j = 0; j < NP; j++)
+        s += a[j] * b[j];
+    return s;
+}
+
+/* dir = -H g by the two-loop recursion (steepest descent without
+ * history), and the first step: 1, or at most 0.5 in any log-parameter. */
+static void direction(lbfgs *l)
+{
+    double q[NP], a[MEM] = {0};
+    memcpy(q, l->g, sizeof q);
+    for (int k = l->m - 1; k >= 0; k--) {
+        a[k] = dot(l->s[k], q) / dot(l->y[k], l->s[k]);
+        for (int j = 0; j < NP; j++)
+            q[j] -= a[k] * l->y[k][j];
+    }
+    const double gamma =
+        l->m ? dot(l->s[l->m - 1], l->y[l->m - 1]) / dot(l->y[l->m - 1], l->y[l->m - 1])
+             : 1.0;
+    for (int j = 0; j < NP; j++)
+        q[j] *= gamma;
+    for (int k = 0; k < l->m; k++) {
+        const double bk = dot(l->y[k], q) / dot(l->y[k], l->s[k]);
+        for (int j = 0; j < NP; j++)
+            q[j] += (a[k] - bk) * l->s[k][j];
+    }
+    double size = 0;
+    for (int j = 0; j < NP; j++) {
+        l->dir[j] = -q[j];
+        size = fmax(size, fabs(q[j]));
+    }
+    l->alpha = size > 0.5 ? 0.5 / size : 1.0;
+    if (!(dot(l->dir, l->g) < 0)) { /* not downhill: forget the history */
+        l->m = 0;
+        for (int j = 0; j < NP; j++)
+            l->dir[j] = -l->g[j];
+        l->alpha = size > 0 ? 0.5 / fmax(size, 1e-300) : 0;
+    }
+}
+
+/* Lane l's trial point (x + alpha dir) at (L, g) in log-parameters:
+ * accepted (Armijo), its history updated and a new direction taken, or
+ * the step backtracked. Done when the gradient or the gain vanish. */
+static void lbfgs_step(lbfgs *l, const double *xt, double L, const double *g)
+{
+    if (L <= l->L + 1e-4 * l->alpha * dot(l->g, l->dir)) {
+        double s[NP], y[NP];
+        for (int j = 0; j < NP; j++) {
+            s[j] = xt[j] - l->x[j];
+            y[j] = g[j] - l->g[j];
+        }
+        const double gain = l->L - L;
+        if (dot(s, y) > 1e-16 * sqrt(dot(s, s) * dot(y, y))) {
+            if (l->m == MEM) {
+                memmove(l->s[0], l->s[1], sizeof l->s[0] * (MEM - 1));
+                memmove(l->y[0], l->y[1], sizeof l->y[0] * (MEM - 1));
+                l->m--;
+            }
+            memcpy(l->s[l->m], s, sizeof s);
+            memcpy(l->y[l->m], y, sizeof y);
+            l->m++;
+        }
+        memcpy(l->x, xt, sizeof l->x);
+        memcpy(l->g, g, sizeof l->g);
+        l->L = L;
+        double gmax = 0;
+        for (int j = 0; j < NP; j++)
+            gmax = fmax(gmax, fabs(g[j]));
+        l->done = gmax < 1e-12 || gain <= 1e-13 * L;
+        direction(l);
+    } else {
+        l->alpha *= 0.25;
+        l->done = l->alpha < 1e-12;
+    }
+}
+
+/* The whole fit by L-BFGS on the adjoint's gradients: theta [NP, lanes]
+ * in and out. @return 0, or -1 when a solve failed as a whole. */
+static int fit_lbfgs(ot_ode *ode, fit_data *f, const doses *d, double *theta,
+                     int64_t *iters, int64_t *solves)
+{
+    const int64_t lanes = f->lanes;
+    lbfgs *st = calloc((size_t)lanes, sizeof *st);
+    double *L = malloc((size_t)lanes * sizeof *L),
+           *g = malloc((size_t)(NP * lanes) * sizeof *g),
+           *w = malloc((size_t)(NS * lanes) * sizeof *w),
+           *xt = malloc((size_t)(NP * lanes) * sizeof *xt);
+    int rc = st && L && g && w && xt ? 0 : -1;
+    for (int64_t i = 0; rc == 0 && i < NS * lanes; i++)
+        w[i] = 1 / (f->obs[i] * f->obs[i]);
+    memcpy(xt, theta, (size_t)(NP * lanes) * sizeof *xt);
+    for (int it = 0; rc == 0 && it < LBFGS_ITERS; it++) {
+        for (int64_t b = 0; b < NP * lanes; b++)
+            f->p[b] = exp(xt[b]);
+        if ((rc = run_adjoint(ode, f, d, w, L, g)) != 0)
+            break;
+        ++*solves, ++*iters;
+        int moving = 0;
+        for (int64_t b = 0; b < lanes; b++) {
+            lbfgs *l = &st[b];
+            double gt[NP];
+            for (int j = 0; j < NP; j++) /* dL/dtheta = dL/dp p */
+                gt[j] = g[b * NP + j] * f->p[b * NP + j];
+            if (it == 0) { /* the start */
+                memcpy(l->x, xt + b * NP, sizeof l->x);
+                memcpy(l->g, gt, sizeof l->g);
+                l->L = L[b];
+                l->done = !isfinite(L[b]);
+                direction(l);
+            } else if (!l->done) {
+                lbfgs_step(l, xt + b * NP, L[b], gt);
+            }
+            for (int j = 0; j < NP; j++)
+                xt[b * NP + j] = l->x[j] + (l->done ? 0 : l->alpha * l->dir[j]);
+            moving |= !l->done;
+        }
+        if (!moving)
+            break;
+    }
+    for (int64_t b = 0; rc == 0 && b < lanes; b++)
+        memcpy(theta + b * NP, st[b].x, sizeof st[b].x);
+    free(st), free(L), free(g), free(w), free(xt);
+    return rc;
+}
+
 /* sum of squared proportional residuals of lane b (inf when not finite). */
 static double cost(const fit_data *f, const double *c, int64_t b)
 {
@@ -182,9 +366,10 @@ static int solve4(double A[NP][NP], double lambda, const double *g, double *x)
 int main(int argc, char **argv)
 {
     const int64_t patients = argc > 1 ? atoll(argv[1]) : 200;
-    const int fd = argc > 2 && strcmp(argv[2], "fd") == 0;
-    if (patients < 1) {
-        fprintf(stderr, "usage: fit_population_pk [patients >= 1] [sens|fd]\n");
+    const int fd = argc > 2 && strcmp(argv[2], "fd") == 0,
+              adjoint = argc > 2 && strcmp(argv[2], "adjoint") == 0;
+    if (patients < 1 || (argc > 2 && !fd && !adjoint && strcmp(argv[2], "sens") != 0)) {
+        fprintf(stderr, "usage: fit_population_pk [patients >= 1] [sens|fd|adjoint]\n");
         return 2;
     }
     const int64_t lanes = patients * NSTART;
@@ -269,7 +454,9 @@ int main(int argc, char **argv)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int64_t solves = 0, iters = 0;
-    for (int it = 0; it < ITERS; it++, iters++) {
+    if (adjoint && fit_lbfgs(ode, &f, d, theta, &iters, &solves) != 0)
+        return 1;
+    for (int it = 0; !adjoint && it < ITERS; it++, iters++) {
         for (int64_t b = 0; b < lanes * NP; b++)
             f.p[b] = exp(theta[b]);
         if (!fd) {
@@ -377,10 +564,13 @@ int main(int argc, char **argv)
     }
     const double secs =
         (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    printf("fit_population_pk: %lld patients x %d starts, %s Jacobian: %lld iterations, "
+    printf("fit_population_pk: %lld patients x %d starts, %s gradients: %lld iterations, "
            "%lld "
            "solves, %.3f s\n",
-           (long long)patients, NSTART, fd ? "forward-difference" : "sensitivity",
+           (long long)patients, NSTART,
+           adjoint ? "L-BFGS adjoint"
+           : fd    ? "forward-difference"
+                   : "sensitivity",
            (long long)iters, (long long)solves, secs);
     printf(
         "recovered (every parameter within 1 %%): %lld of %lld patients; worst relative "

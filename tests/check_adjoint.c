@@ -773,7 +773,6 @@ START_TEST(adjoint_refusals_name_the_argument)
         {&neither, 0, 0, OT_ERR_ARG, "one of the two"},
         {&short_data, 0, 0, OT_ERR_SHAPE, "loss.data: shape [2, 4]"},
         {&f32, 0, 0, OT_ERR_DTYPE, "loss.data: must be f64"},
-        {&sq, 1, 0, OT_ERR_ARG, "t_eval: per-lane output times with ot_solve_adjoint"},
         {&sq, 0, 1, OT_ERR_ARG,
          "event_actions: root 0 stops its lane (OT_EVENT_STOP, the default); "
          "ot_solve_adjoint takes roots that are handled or recorded"},

@@ -226,6 +226,64 @@ START_TEST(dosed_pk_adjoint_is_the_same_bits_in_every_layout)
 }
 END_TEST
 
+/* Each patient with its own sample times (NaN-padded) in one lockstep
+ * block: the lanes stop at their own last outputs, and each lane's
+ * gradient is the closed form's, as in lanes mode. */
+START_TEST(per_lane_times_in_a_lockstep_block_match_the_closed_form)
+{
+    enum { NT = 6 };
+    static const double times[NT * PK_NB] = {0.75, 2,   5,    13,  20,  NAN, /* */
+                                             1,    3,   12.5, 14,  26,  30,  /* */
+                                             0.5,  1.5, 3,    NAN, NAN, NAN};
+    static double data[NT * PK_NB], stops[PK_NDOSE * PK_NB], dp[PK_NP * PK_NDOSE * PK_NB];
+    for (int b = 0; b < PK_NB; b++) {
+        double complex pc[PK_NP];
+        for (int j = 0; j < PK_NP; j++)
+            pc[j] = pk_params[b * PK_NP + j] * (j == 1 ? 1.2 : 1.0);
+        for (int i = 0; i < NT; i++)
+            data[b * NT + i] =
+                isnan(times[b * NT + i]) ? NAN : creal(pk_closed(times[b * NT + i], pc));
+        for (int k = 0; k < PK_NDOSE; k++) {
+            stops[b * PK_NDOSE + k] = pk_doses[k] + pk_params[b * PK_NP + 4];
+            dp[(b * PK_NDOSE + k) * PK_NP + 4] = 1.0;
+        }
+    }
+    const double y0[2] = {0, 0};
+    ot_solve_inputs in = ot_solve_inputs_make(
+        st_vec(y0, 2), st_mat(pk_params, PK_NP, PK_NB), st_mat(times, NT, PK_NB));
+    in.stops = st_mat(stops, PK_NDOSE, PK_NB);
+    const int64_t shape[3] = {PK_NP, PK_NDOSE, PK_NB}, dshape[3] = {1, NT, PK_NB};
+    ck_assert_status(ot_view_make(&in.stops_dp, dp, OT_F64, ST_CPU, 3, shape, NULL),
+                     OT_OK, NULL);
+    ot_view dv;
+    ck_assert_status(ot_view_make(&dv, data, OT_F64, ST_CPU, 3, dshape, NULL), OT_OK,
+                     NULL);
+    const ot_loss loss = ot_loss_squares(dv, ot_view_absent());
+    ot_ode *ode = pk_ode(1, 0, 0);
+    ot_solution *s = NULL;
+    ck_assert_status(ot_solve_adjoint_with(ode, &in, &loss, &s), OT_OK, NULL);
+    for (int b = 0; b < PK_NB; b++) {
+        double complex pc[PK_NP];
+        for (int j = 0; j < PK_NP; j++)
+            pc[j] = pk_params[b * PK_NP + j];
+        for (int j = 0; j < PK_NP; j++) {
+            pc[j] += I * 1e-30;
+            double complex L = 0;
+            for (int i = 0; i < NT && !isnan(times[b * NT + i]); i++) {
+                const double complex r =
+                    pk_closed(times[b * NT + i], pc) - data[b * NT + i];
+                L += r * r;
+            }
+            pc[j] = pk_params[b * PK_NP + j];
+            near(grad_at(s, OT_GRAD_PARAMS, j, b), cimag(L) / 1e-30, 1e-6, 1e-9, "dL/dp",
+                 b, j);
+        }
+    }
+    ot_solution_free(s);
+    ot_ode_free(ode);
+}
+END_TEST
+
 /* ---- Two compartments, an infusion, the ball -------------------------------- */
 
 /* Which state a row loss reads, scaled. */
@@ -583,6 +641,7 @@ Suite *adjoint_events_suite(void)
     tcase_add_loop_test(tc, an_adjoint_follows_a_rate_set_from_a_parameter, 0, 2);
     tcase_add_loop_test(tc, an_integral_term_crosses_the_doses, 0, 2);
     tcase_add_test(tc, a_lockstep_lane_whose_loss_fails_leaves_its_block_alone);
+    tcase_add_test(tc, per_lane_times_in_a_lockstep_block_match_the_closed_form);
     tcase_add_test(tc, a_state_far_below_the_others_keeps_its_jacobian_column);
     tc = ot_test_tcase(s, "through roots", 60);
     tcase_add_loop_test(tc, bouncing_ball_adjoint_matches_the_flight_formula, 0, 2);

@@ -260,13 +260,16 @@ START_TEST(a_failing_lane_stops_its_own_block_only)
 END_TEST
 
 typedef struct {
-    int64_t calls, last_done, last_total, lanes;
+    int64_t calls, last_done, last_total, lanes, increases;
 } progress_log;
 
 static int log_progress(int64_t done, int64_t total, void *user)
 {
     progress_log *l = user;
-    ck_assert_int_gt(done, l->last_done); /* under the pool's lock, in order */
+    /* under the pool's lock, in order; the heartbeat every 20 ms repeats
+     * done as it was (ode.h), which a loaded machine reaches mid-block */
+    ck_assert_int_ge(done, l->last_done);
+    l->increases += done > l->last_done;
     l->calls++;
     l->last_done = done;
     l->last_total = total;
@@ -277,14 +280,14 @@ START_TEST(progress_counts_lanes_block_by_block)
 {
     double p[3 * NB];
     rober_rates(p, NB);
-    progress_log log = {0, 0, 0, 0};
+    progress_log log = {0, 0, 0, 0, 0};
     ot_ode *ode = make(DENSE, BLOCK, 2);
     ck_assert_status(ot_ode_set_progress(ode, log_progress, &log), OT_OK, NULL);
     ot_solution *s = NULL;
     ck_assert_status(solve(DENSE, ode, p, 0, NB, &s), OT_OK, NULL);
-    /* Every block reports as it goes, not only at its end: more calls
-     * than blocks (5). */
-    ck_assert_int_gt(log.calls, 5);
+    /* Every block reports as it goes, not only at its end: more steps of
+     * done than blocks (5). */
+    ck_assert_int_gt(log.increases, 5);
     ck_assert_int_eq(log.last_done, NB);
     ck_assert_int_eq(log.last_total, NB);
     ot_solution_free(s);

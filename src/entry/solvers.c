@@ -36,11 +36,13 @@ static const ot__solver lanes = {
 
 /* One integrator per block of lanes on a serial vector: a block starts
  * together, its Jacobian is block-diagonal and factored densely
- * (block_dense.c), and its adjoint restarts the whole block. */
+ * (block_dense.c), and its adjoint restarts the whole block (with per-lane
+ * times segment by segment, run/adjoint_events.h). */
 static const ot__solver lockstep_cpu = {
     CPU_FLOW,
     .name = "lockstep",
     .lockstep = 1,
+    .adjoint_per_lane_times = 1,
     .linsols = OT__LINSOL_BIT(OT_LINSOL_DENSE),
     .working_memory = OT__WORK_PER_LANE,
     .run = ot__lockstep_cpu_run,

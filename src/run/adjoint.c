@@ -240,7 +240,9 @@ void ot__run_adjoint(ot__unit *u, ot__run_adj *a)
     const int64_t k = u->k;
     a->u = u;
     a->jac_first = a->dfdp_first = 1;
-    if (pl->stops || pl->ode->nroots > 0) { /* CVodeF's data end at events */
+    /* CVodeF's data end at events; a block's lanes with their own times
+     * stop at their own last outputs: both go segment by segment. */
+    if (pl->stops || pl->ode->nroots > 0 || (pl->t_lanes && k > 1)) {
         ot__run_adjoint_events(u, a);
         return;
     }

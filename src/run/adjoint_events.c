@@ -16,13 +16,15 @@
 struct ot__adj_ev {
     ot__run_adj *a;
     int64_t m, nr;       /* m = n + np; the root functions */
-    ot__record seg;      /* a segment's start: y [n, k], then q [np, k] */
+    ot__record seg;      /* a segment's start: y [n, k], q [np, k], the lanes'
+                            states [k] (OT__LANE_*) */
     ot__record ev;       /* an event: lane, stop (-1: roots), the segment it
                             starts, rf [nr], z- [m], z+ [m] */
     double *dgdp;        /* [np, k, nt]: dg_i/dq of each lane at each output */
     double *y0, *p0;     /* [n, k], [np, k]: the unit's start */
     double *mu;          /* [np, k]: mu kept while the backward problem is made */
     int *rf;             /* [nr]: one event's roots */
+    int64_t *oi;         /* [k]: each lane's next output, last first (backward) */
     int quad_flag;       /* CVodeGetQuadDky's, before a restart */
     int64_t segment_max; /* the most forward steps of one segment's re-run */
 };
@@ -35,7 +37,7 @@ static void ev_free(ot__adj_ev *E)
         return;
     ot__record_free(&E->seg);
     ot__record_free(&E->ev);
-    OT__FREE_ALL(E->dgdp, E->y0, E->p0, E->mu, E->rf, E);
+    OT__FREE_ALL(E->dgdp, E->y0, E->p0, E->mu, E->rf, E->oi, E);
 }
 
 /* The log for unit u. Ownership: the caller's (ev_free); NULL when out of
@@ -50,14 +52,15 @@ static ot__adj_ev *ev_new(ot__unit *u, ot__run_adj *a)
     E->a = a;
     E->m = n + np;
     E->nr = pl->ode->nroots;
-    E->seg.width = (n + np) * k;
+    E->seg.width = (n + np + 1) * k;
     E->ev.width = EV_RF + E->nr + 2 * E->m;
     E->dgdp = OT__CALLOC((size_t)(np * k * pl->nt) + 1, sizeof *E->dgdp);
     E->y0 = OT__MALLOC((size_t)(n * k) * sizeof *E->y0);
     E->p0 = OT__MALLOC((size_t)(np * k + 1) * sizeof *E->p0);
     E->mu = OT__MALLOC((size_t)(np * k + 1) * sizeof *E->mu);
     E->rf = OT__CALLOC((size_t)E->nr + 1, sizeof *E->rf);
-    if (!E->dgdp || !E->y0 || !E->p0 || !E->mu || !E->rf) {
+    E->oi = OT__MALLOC((size_t)k * sizeof *E->oi);
+    if (!E->dgdp || !E->y0 || !E->p0 || !E->mu || !E->rf || !E->oi) {
         ev_free(E);
         return NULL;
     }
@@ -71,7 +74,8 @@ static const double *restart_host(ot__unit *u)
         u, u->ops->restart_state(u, u->ops->target(u, OT__TARGET_STOP)));
 }
 
-/* A segment starts at t: the unit's restart state and parameters. */
+/* A segment starts at t: the unit's restart state, parameters and lane
+ * states. */
 static int log_segment(ot__unit *u, double t)
 {
     ot__adj_ev *E = u->adj_ev;
@@ -85,6 +89,8 @@ static int log_segment(ot__unit *u, double t)
     memcpy(slot, restart_host(u), (size_t)(u->n * u->k) * sizeof *slot);
     if (u->np > 0)
         memcpy(slot + u->n * u->k, u->p, (size_t)(u->np * u->k) * sizeof *slot);
+    for (int64_t b = 0; b < u->k; b++)
+        slot[(u->n + u->np) * u->k + b] = (double)u->stopped[b];
     return OT_OK;
 }
 
@@ -152,12 +158,26 @@ int ot__adj_ev_event(ot__unit *u, int64_t b, double t, int64_t stop, const int *
 
 /* ---- The forward pass ---------------------------------------------------- */
 
-static int64_t running(const ot__unit *u)
+/* The lanes that left the unit (failed). */
+static int64_t failed(const ot__unit *u)
 {
     int64_t c = 0;
     for (int64_t b = 0; b < u->k; b++)
-        c += u->stopped[b] == OT__LANE_RUNNING;
+        c += u->stopped[b] == OT__LANE_FAILED;
     return c;
+}
+
+/* Lanes past their own last output (lockstep's per-lane times) run again. */
+static void undone(ot__unit *u)
+{
+    int any = 0;
+    for (int64_t b = 0; b < u->k; b++)
+        if (u->stopped[b] == OT__LANE_DONE) {
+            u->stopped[b] = OT__LANE_RUNNING;
+            any = 1;
+        }
+    if (any && u->ops->stopped_changed)
+        u->ops->stopped_changed(u);
 }
 
 /* One forward pass from t0 (again: after a pass some lane left, from the
@@ -173,6 +193,7 @@ static int forward_pass(ot__unit *u, ot__run_adj *a, int again)
         memcpy(u->p, E->p0, (size_t)(np * k) * sizeof *u->p);
     int f = 0;
     if (again) {
+        undone(u);
         for (int64_t b = 0; u->sink->events && b < k; b++)
             if (u->stopped[b] == OT__LANE_RUNNING)
                 u->sink->events[u->lane0 + b].count = 0; /* taken again */
@@ -191,7 +212,48 @@ static int forward_pass(ot__unit *u, ot__run_adj *a, int again)
         return 0;
     }
     ot__run_dense(u);
-    return !ot__run_all_stopped(u);
+    for (int64_t b = 0; b < k; b++)
+        if (u->stopped[b] == OT__LANE_RUNNING || u->stopped[b] == OT__LANE_DONE)
+            return 1;
+    return 0;
+}
+
+/* ---- The lanes' output times ------------------------------------------------ */
+
+/* Lane b's output times and their count. */
+static const double *lane_times(const ot__unit *u, int64_t b, int64_t *nt)
+{
+    *nt = ot__plan_nt(u->plan, u->lane0 + b);
+    return ot__plan_times(u->plan, u->lane0 + b);
+}
+
+/* The first output time of any lane after t, or INFINITY. */
+static double output_after(const ot__unit *u, double t)
+{
+    double next = INFINITY;
+    for (int64_t b = 0; b < u->k; b++) {
+        int64_t nt;
+        const double *tb = lane_times(u, b, &nt);
+        for (int64_t i = 0; i < nt; i++)
+            if (tb[i] > t) {
+                next = tb[i] < next ? tb[i] : next;
+                break;
+            }
+    }
+    return next;
+}
+
+/* The latest output still to be taken backward (E->oi), or -INFINITY. */
+static double output_before(const ot__unit *u)
+{
+    double last = -INFINITY;
+    for (int64_t b = 0; b < u->k; b++) {
+        int64_t nt;
+        const double *tb = lane_times(u, b, &nt);
+        if (u->adj_ev->oi[b] >= 0 && tb[u->adj_ev->oi[b]] > last)
+            last = tb[u->adj_ev->oi[b]];
+    }
+    return last;
 }
 
 /* ---- The backward pass --------------------------------------------------- */
@@ -204,11 +266,18 @@ static int rerun(ot__unit *u, ot__run_adj *a, int64_t s, double te)
     ot__adj_ev *E = u->adj_ev;
     const ot__plan *pl = u->plan;
     void *cv = u->ig->mem;
-    const int64_t n = u->n, np = u->np, k = u->k, nt = ot__plan_nt(pl, u->lane0);
-    const double *times = ot__plan_times(pl, u->lane0), ts = E->seg.t[s];
+    const int64_t n = u->n, np = u->np, k = u->k;
+    const double ts = E->seg.t[s];
     double *rec = E->seg.y + s * E->seg.width;
     if (np > 0)
         memcpy(u->p, rec + n * k, (size_t)(np * k) * sizeof *u->p);
+    /* The lanes as they were there (a lane the backward pass failed stays
+     * failed), running where they were to reach outputs. */
+    for (int64_t b = 0; b < k; b++)
+        if (u->stopped[b] != OT__LANE_FAILED)
+            u->stopped[b] = (unsigned char)rec[(n + np) * k + b];
+    if (u->ops->stopped_changed)
+        u->ops->stopped_changed(u);
     CVodeSetInitStep(cv, pl->ode->h0); /* as the forward pass's restart */
     int f = u->ops->reinit(u, ts, rec);
     u->t_restart = ts;
@@ -219,11 +288,10 @@ static int rerun(ot__unit *u, ot__run_adj *a, int64_t s, double te)
     f = f ? f : CVodeAdjReInit(cv);
     f = f ? f : ot__ig_set_stop_time(u->ig, te);
     N_Vector y = u->ops->target(u, OT__TARGET_STEP);
-    int64_t j = 0;
-    while (j < nt && times[j] <= ts)
-        j++;
+    double at = ts;
     while (f >= 0) {
-        const double tout = j < nt && times[j] < te ? times[j++] : te;
+        const double next = output_after(u, at), tout = next < te ? next : te;
+        at = tout;
         double tret = tout;
         int ncheck = 0;
         f = CVodeF(cv, tout, y, &tret, CV_NORMAL, &ncheck);
@@ -302,15 +370,21 @@ static void jump_events(ot__unit *u, ot__run_adj *a, int64_t s, int64_t *e)
     }
 }
 
-/* The lanes' lambda and mu jump by output i's dg/dy and dg/dq. @return
- * whether any moved. */
-static int jump_output(ot__unit *u, ot__run_adj *a, int64_t i)
+/* The lanes whose next output backward is at t: lambda and mu jump by its
+ * dg/dy and dg/dq. @return whether any moved. */
+static int jump_output(ot__unit *u, ot__run_adj *a, double t)
 {
     ot__adj_ev *E = u->adj_ev;
     const int64_t n = u->n, np = u->np, k = u->k;
     double *lam = N_VGetArrayPointer(a->yB), *mu = np ? N_VGetArrayPointer(a->qB) : NULL;
     int moved = 0;
     for (int64_t b = 0; b < k; b++) {
+        int64_t nt;
+        const double *tb = lane_times(u, b, &nt);
+        const int64_t i = E->oi[b];
+        if (i < 0 || tb[i] != t)
+            continue;
+        E->oi[b]--;
         if (u->stopped[b] != OT__LANE_RUNNING)
             continue;
         const double *dy = a->dgdy + (i * k + b) * n, *dp = E->dgdp + (i * k + b) * np;
@@ -330,30 +404,34 @@ static int jump_output(ot__unit *u, ot__run_adj *a, int64_t i)
 static int backward(ot__unit *u, ot__run_adj *a)
 {
     ot__adj_ev *E = u->adj_ev;
-    const ot__plan *pl = u->plan;
-    const int64_t nt = ot__plan_nt(pl, u->lane0), nseg = E->seg.count;
-    const double *times = ot__plan_times(pl, u->lane0);
+    const int64_t nseg = E->seg.count;
     N_VConst(0.0, a->yB);
     if (u->np > 0)
         N_VConst(0.0, a->qB);
-    int64_t i = nt - 1, e = E->ev.count - 1;
+    double last = -INFINITY; /* the last output of any lane */
+    for (int64_t b = 0; b < u->k; b++) {
+        int64_t nt;
+        const double *tb = lane_times(u, b, &nt);
+        E->oi[b] = nt - 1;
+        last = nt > 0 && tb[nt - 1] > last ? tb[nt - 1] : last;
+    }
+    int64_t e = E->ev.count - 1;
     while (e >= 0 && (int64_t)E->ev.y[e * E->ev.width + EV_SEG] >= nseg)
         e--; /* no restart followed: every lane had stopped */
     int made = 0;
     for (int64_t s = nseg - 1; s >= 0; s--) {
-        const double ts = E->seg.t[s],
-                     te = s + 1 < nseg ? E->seg.t[s + 1] : times[nt - 1];
+        const double ts = E->seg.t[s], te = s + 1 < nseg ? E->seg.t[s + 1] : last;
         double tcur = te;
         int restart = 1; /* the segment's re-run re-initialised CVODES' adjoint */
         if (te > ts && rerun(u, a, s, te) != 1)
             return 0;
-        for (; i >= 0 && times[i] >= ts; i--) { /* its outputs, last first */
-            if (times[i] < tcur) {
-                if (back_to(u, a, &made, restart, &tcur, times[i]) != 1)
+        for (double to = output_before(u); to >= ts; to = output_before(u)) {
+            if (to < tcur) { /* its outputs, last first */
+                if (back_to(u, a, &made, restart, &tcur, to) != 1)
                     return 0;
                 restart = 0;
             }
-            restart |= jump_output(u, a, i);
+            restart |= jump_output(u, a, to);
         }
         if (ts < tcur && back_to(u, a, &made, restart, &tcur, ts) != 1)
             return 0;
@@ -385,9 +463,9 @@ void ot__run_adjoint_events(ot__unit *u, ot__run_adj *a)
     /* A pass in which a lane left is run again without it. */
     int reached = 0;
     for (int again = 0;; again = 1) {
-        const int64_t before = running(u);
+        const int64_t before = failed(u);
         reached = forward_pass(u, a, again);
-        if (!reached || running(u) == before)
+        if (!reached || failed(u) == before)
             break;
     }
     if (reached && a->yQ) { /* the integral to the last output */
@@ -396,8 +474,8 @@ void ot__run_adjoint_events(ot__unit *u, ot__run_adj *a)
             ot__run_unit_fails(u, OT_ERR_SOLVER, tq, u->cb->cv_msg, 1);
             reached = 0;
         }
-        for (int64_t b = 0; reached && b < k; b++)
-            if (u->stopped[b] == OT__LANE_RUNNING)
+        for (int64_t b = 0; reached && b < k; b++) /* done: it stood still since */
+            if (u->stopped[b] == OT__LANE_RUNNING || u->stopped[b] == OT__LANE_DONE)
                 a->loss[b] += N_VGetArrayPointer(a->yQ)[b];
     }
     u->adj_ev = NULL; /* the backward pass's calls are not the run loop's */
