@@ -102,7 +102,8 @@ LIB_SRC := src/core/error.c src/core/memory.c src/core/sun_memory.c \
            src/dlpack/dlpack.c \
            src/ode/ode.c \
            src/ode/ode_info.c \
-           src/entry/solve.c src/entry/solvers.c src/entry/plan.c src/entry/size_limits.c \
+           src/entry/solve.c src/entry/solvers.c src/entry/plan.c src/entry/plan_with.c \
+           src/entry/size_limits.c \
            src/solution/solution.c src/solution/assemble.c src/solution/output.c src/kit/callback.c src/kit/cv_setup.c \
            src/kit/advance.c src/kit/integ.c src/kit/progress.c src/kit/events.c src/kit/pool.c src/kit/sens.c src/kit/adjoint.c \
            src/run/loop.c src/run/take.c src/run/guard.c src/run/sens_jump.c src/run/adjoint.c \
@@ -115,7 +116,7 @@ LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
 TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/check_dlpack_own.c \
             tests/check_dlpack_import.c \
             tests/check_solve.c \
-            tests/check_sens_roots.c tests/check_sens_events.c tests/check_adjoint_events.c \
+            tests/check_sens_roots.c tests/check_sens_events.c tests/check_adjoint_events.c tests/check_adjoint_models.c \
             tests/check_solve_faults.c tests/check_lockstep.c tests/check_concurrency.c \
             tests/check_faults_numeric.c tests/check_faults_scale.c tests/check_size_limits.c \
             tests/check_core_api.c tests/check_lockstep_blocks.c tests/check_traps.c \

@@ -15,6 +15,7 @@ int main(void)
     srunner_add_suite(sr, sens_roots_suite());
     srunner_add_suite(sr, sens_events_suite());
     srunner_add_suite(sr, adjoint_events_suite());
+    srunner_add_suite(sr, adjoint_models_suite());
     srunner_add_suite(sr, solve_faults_suite());
     srunner_add_suite(sr, lockstep_suite());
     srunner_add_suite(sr, concurrency_suite());

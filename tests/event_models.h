@@ -311,4 +311,37 @@ static inline ot_ode *ball_ode(int lockstep)
     return ode;
 }
 
+/* ---- For the gradients' checks ------------------------------------------- */
+
+static inline const double *tensor_data(const ot_tensor *t)
+{
+    return (const double *)ot_tensor_layout(t)->data;
+}
+
+/* Entry k of lane b's gradient tensor `which`. */
+static inline double grad_at(const ot_solution *s, int which, int64_t k, int64_t b)
+{
+    const ot_tensor *t = ot_solution_grad_tensor(s, which);
+    const int64_t rows = which == OT_GRAD_LOSS ? 1 : ot_tensor_layout(t)->shape[0];
+    return tensor_data(t)[b * rows + k];
+}
+
+/* got within rel of want, or abs_floor. */
+static inline void near(double got, double want, double rel, double abs_floor, const char *what,
+                 int b, int j)
+{
+    if (!(fabs(got - want) <= rel * fabs(want) + abs_floor))
+        ck_abort_msg("lane %d %s %d: %.12g, reference %.12g", b, what, j, got, want);
+}
+
+/* L = sum_i h(T_i) for the ball. */
+static inline int height_loss(double t, int64_t i, int64_t lane, ot_view y, ot_view p,
+                       ot_view_mut g, ot_view_mut dgdy, ot_view_mut dgdp, void *user)
+{
+    (void)t, (void)i, (void)lane, (void)p, (void)dgdp, (void)user;
+    ot_view_mut_col_f64(g, 0, 0)[0] = ot_view_col_f64(y, 0, 0)[0];
+    ot_view_mut_col_f64(dgdy, 0, 0)[0] = 1.0;
+    return 0;
+}
+
 #endif

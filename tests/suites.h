@@ -14,6 +14,7 @@ Suite *solve_suite(void);
 Suite *sens_roots_suite(void);
 Suite *sens_events_suite(void);
 Suite *adjoint_events_suite(void);
+Suite *adjoint_models_suite(void);
 Suite *solve_faults_suite(void);
 Suite *lockstep_suite(void);
 Suite *concurrency_suite(void);

@@ -8,6 +8,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "entry/plan_with.h"
 #include "entry/size_limits.h"
 #include "solve/solve.h"
 #include "kit/events.h"
@@ -20,9 +21,7 @@
  * Device inputs the plan must read itself (t_eval) come back as a host
  * copy that the solver makes (its host_copy hook). */
 
-/* The refusal of what the solver's row lacks: "arg: the <solver> solver
- * rule", and how to choose another. */
-static int lacks(const ot__plan *pl, const char *arg, const char *rule)
+int ot__plan_lacks(const ot__plan *pl, const char *arg, const char *rule)
 {
     return ot__fail(OT_ERR_ARG, "%s: the %s solver %s (" OT__SOLVER_CHOICE ")", arg,
                     pl->solver->name, rule);
@@ -275,32 +274,6 @@ static int64_t auto_block(int64_t n)
     return b;
 }
 
-/* A per-lane input of doubles: f64 host memory, [len] or [len, 1|nbatch].
- * *stride: 0 (every lane the same) or the doubles between lanes. */
-static int extra_view(const ot__plan *pl, ot_view v, const char *name, int allow_2d,
-                      const double **data, int64_t *len, int64_t *stride)
-{
-    const ot_layout *l = &v.layout;
-    if (l->dtype != OT_F64 || l->device.type != OT_CPU)
-        return ot__fail(OT_ERR_DTYPE, "%s: must be f64 host memory", name);
-    const int64_t cols = l->ndim == 2 ? l->shape[1] : 1;
-    if (l->ndim < 1 || l->ndim > (allow_2d ? 2 : 1) || l->shape[0] < 1 ||
-        (cols != 1 && cols != pl->nbatch)) {
-        char given[64] = "no axes";
-        if (l->ndim >= 1)
-            snprintf(given, sizeof given, l->ndim == 1 ? "[%lld]" : "[%lld, %lld]",
-                     (long long)l->shape[0], (long long)(l->ndim > 1 ? l->shape[1] : 0));
-        return ot__fail(
-            OT_ERR_SHAPE, "%s: shape %s; needs %s with nbatch = %lld", name, given,
-            allow_2d ? "[n], [n, 1] or [n, nbatch], n >= 1" : "[nbatch] or [1]",
-            (long long)pl->nbatch);
-    }
-    *data = ot_view_col_f64(v, 0, 0);
-    *len = l->shape[0];
-    *stride = cols > 1 ? l->strides[1] / (int64_t)sizeof(double) : 0;
-    return OT_OK;
-}
-
 static const char *linsol_name(int ls)
 {
     return ls == OT_LINSOL_BAND ? "OT_LINSOL_BAND" : "OT_LINSOL_GMRES";
@@ -376,105 +349,9 @@ static int check_method(const ot__plan *pl, const ot__method_info *m)
     return OT_OK;
 }
 
-/* Per-lane starts and scheduled stops (ot_solve_inputs). */
-static int check_extras(ot__plan *pl, ot_view t0, ot_view stops)
-{
-    const ot_ode *ode = pl->ode;
-    int st;
-    if (!ot_view_is_absent(t0)) {
-        if (!pl->solver->per_lane_starts)
-            return ot__fail(OT_ERR_ARG,
-                            "t0: per-lane starts need OT_LANES (the %s solver starts "
-                            "the lanes of a block together)",
-                            pl->solver->name);
-        int64_t len = 0;
-        const int64_t want = pl->nbatch;
-        /* [nbatch] or [1], read as a column: stride 1 between lanes */
-        if (t0.layout.ndim != 1 ||
-            (t0.layout.shape[0] != want && t0.layout.shape[0] != 1))
-            return ot__fail(OT_ERR_SHAPE,
-                            "t0: needs shape [nbatch] or [1] with nbatch = %lld",
-                            (long long)want);
-        int64_t stride = 0;
-        if ((st = extra_view(pl, t0, "t0", 0, &pl->t0s, &len, &stride)) != OT_OK)
-            return st;
-        pl->t0_stride = len > 1 ? t0.layout.strides[0] / (int64_t)sizeof(double) : 0;
-        for (int64_t b = 0; b < pl->nbatch; b++)
-            if (!isfinite(ot__plan_t0(pl, b)))
-                return ot__fail(OT_ERR_VALUE,
-                                "t0: lane %lld's start is %g; must be finite",
-                                (long long)b, ot__plan_t0(pl, b));
-    }
-    if (ot_view_is_absent(stops))
-        return OT_OK;
-    if (ode->event_fn == NULL)
-        return ot__fail(OT_ERR_ARG,
-                        "stops: scheduled stops call the event handler, and the "
-                        "problem has none (ot_ode_set_event_handler)");
-    if (!pl->solver->stops)
-        return lacks(pl, "stops", "has no scheduled stops");
-    if ((pl->kind == OT__SENS && !pl->solver->sens_events) ||
-        (pl->kind == OT__ADJ && !pl->solver->adjoint_events))
-        return lacks(pl, "stops", "has no gradients through scheduled stops");
-    if ((st = extra_view(pl, stops, "stops", 1, &pl->stops, &pl->nstops,
-                         &pl->stop_stride)) != OT_OK)
-        return st;
-    for (int64_t b = 0; b < pl->nbatch; b++) {
-        const double *s = ot__plan_stops(pl, b);
-        const int64_t k = ot__plan_nstops(pl, b);
-        for (int64_t i = 0; i < k; i++)
-            if (!isfinite(s[i]) || (i > 0 && !(s[i] > s[i - 1])) ||
-                s[i] < ot__plan_t0(pl, b))
-                return ot__fail(
-                    OT_ERR_VALUE,
-                    "stops: lane %lld's stop %lld is %g; stops must be finite, "
-                    "increase strictly, start at or after the lane's t0 (%g) "
-                    "and be NaN-padded at the end only",
-                    (long long)b, (long long)i, s[i], ot__plan_t0(pl, b));
-    }
-    return OT_OK;
-}
-
 static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
                 ot_view t_eval, double t_final, ot__kind kind, ot_view t0v,
                 ot_view stopsv);
-
-/* The stops' derivatives in p (the gradients' _with entries): [np, nstops] or
- * [np, nstops, nbatch], f64 host, finite. */
-static int check_stops_dp(ot__plan *pl, ot_view v)
-{
-    if (ot_view_is_absent(v))
-        return OT_OK;
-    if (pl->kind != OT__SENS && pl->kind != OT__ADJ)
-        return ot__fail(OT_ERR_ARG, "stops_dp: the stops' derivatives in p are for "
-                                    "ot_solve_fwd_sens_with and ot_solve_adjoint_with; "
-                                    "leave it absent");
-    if (pl->stops == NULL)
-        return ot__fail(OT_ERR_ARG, "stops_dp: given, but there are no stops");
-    const ot_layout *l = &v.layout;
-    if (l->dtype != OT_F64 || l->device.type != OT_CPU)
-        return ot__fail(OT_ERR_DTYPE, "stops_dp: must be f64 host memory");
-    const int64_t lanes = l->ndim == 3 ? l->shape[2] : 1;
-    if (l->ndim < 2 || l->shape[0] != pl->np || l->shape[1] != pl->nstops ||
-        (lanes != 1 && lanes != pl->nbatch))
-        return ot__fail(OT_ERR_SHAPE,
-                        "stops_dp: needs shape [np, nstops] or [np, nstops, nbatch] "
-                        "= [%lld, %lld, %lld]",
-                        (long long)pl->np, (long long)pl->nstops, (long long)pl->nbatch);
-    pl->stops_dp = ot_view_col_f64(v, 0, 0);
-    pl->stops_dp_kstride = l->strides[1] / (int64_t)sizeof(double);
-    pl->stops_dp_bstride = lanes > 1 ? l->strides[2] / (int64_t)sizeof(double) : 0;
-    for (int64_t b = 0; b < pl->nbatch; b++)
-        for (int64_t k = 0; k < ot__plan_nstops(pl, b); k++)
-            for (int64_t j = 0; j < pl->np; j++)
-                if (!isfinite(ot__plan_stop_dp(pl, b, k)[j]))
-                    return ot__fail(OT_ERR_VALUE,
-                                    "stops_dp: [%lld, %lld, %lld] is %g; must be finite "
-                                    "for each of the lane's stops",
-                                    (long long)j, (long long)k, (long long)b,
-                                    ot__plan_stop_dp(pl, b, k)[j]);
-    return OT_OK;
-}
 
 int ot__plan_make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
                   ot_view t_eval, double t_final, ot__kind kind)
@@ -488,7 +365,7 @@ int ot__plan_make_with(ot__plan *pl, const ot_ode *ode, const ot_solve_inputs *i
 {
     const int st =
         make(pl, ode, in->y0, in->params, in->t_eval, 0, kind, in->t0, in->stops);
-    return st != OT_OK ? st : check_stops_dp(pl, in->stops_dp);
+    return st != OT_OK ? st : ot__plan_check_stops_dp(pl, in->stops_dp);
 }
 
 static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
@@ -518,9 +395,9 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
         return ot__fail(OT_ERR_ARG, "params: sensitivities need nparams >= 1 (or "
                                     "ot_ode_set_sens_initial)");
     if (kind == OT__SENS && !pl->solver->fwd_sens)
-        return lacks(pl, "ot_solve_fwd_sens", "has no forward sensitivities");
+        return ot__plan_lacks(pl, "ot_solve_fwd_sens", "has no forward sensitivities");
     if (kind == OT__SENS && ode->sens_initial && !pl->solver->sens_initial)
-        return lacks(pl, "sens_initial", "has sensitivities to parameters only");
+        return ot__plan_lacks(pl, "sens_initial", "has sensitivities to parameters only");
     const ot__method_info *m = ot__method(ode->method);
     int st;
     /* Checked here, not when set: the method may be set after them. */
@@ -532,24 +409,28 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
                         "dfdp: sensitivities from df/dp also need the Jacobian "
                         "(ot_ode_set_jac): their rhs is J s_j + df/dp_j");
     if (ode->dfdp && kind == OT__SENS && !pl->solver->sens_dfdp)
-        return lacks(pl, "dfdp",
-                     "computes sensitivities by difference quotients only; unset dfdp");
+        return ot__plan_lacks(
+            pl, "dfdp",
+            "computes sensitivities by difference quotients only; unset dfdp");
     if (ot__ode_records_events(ode) && !pl->solver->recorded_events)
-        return lacks(pl, "event_actions",
-                     "stops lanes at their roots only (OT_EVENT_STOP); record or handle "
-                     "events with another solver");
+        return ot__plan_lacks(
+            pl, "event_actions",
+            "stops lanes at their roots only (OT_EVENT_STOP); record or handle "
+            "events with another solver");
     if (ot__ode_handles_events(ode) && ode->event_fn == NULL)
         return ot__fail(OT_ERR_ARG,
                         "event_actions: a root has OT_EVENT_HANDLE but the "
                         "problem has no event handler (ot_ode_set_event_handler)");
     if (ot__ode_handles_events(ode) && kind == OT__SENS && !pl->solver->sens_events)
-        return lacks(pl, "event_actions",
-                     "has no sensitivities through handled events; record the events "
-                     "(OT_EVENT_RECORD) or solve without sensitivities");
+        return ot__plan_lacks(
+            pl, "event_actions",
+            "has no sensitivities through handled events; record the events "
+            "(OT_EVENT_RECORD) or solve without sensitivities");
     if (kind == OT__ADJ && !pl->solver->adjoint)
-        return lacks(pl, "ot_solve_adjoint", "has no adjoint yet");
+        return ot__plan_lacks(pl, "ot_solve_adjoint", "has no adjoint yet");
     if (kind == OT__ADJ && ode->nroots > 0 && !pl->solver->adjoint_events)
-        return lacks(pl, "roots", "has no adjoint through events; solve without roots");
+        return ot__plan_lacks(pl, "roots",
+                              "has no adjoint through events; solve without roots");
     for (int64_t r = 0; kind == OT__ADJ && r < ode->nroots; r++)
         if (ot__event_action(ode, r) == OT_EVENT_STOP)
             return ot__fail(OT_ERR_ARG,
@@ -618,7 +499,7 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
         pl->step_limit = ode->max_steps;
         return OT_OK;
     }
-    if ((st = check_extras(pl, t0v, stopsv)) != OT_OK)
+    if ((st = ot__plan_check_extras(pl, t0v, stopsv)) != OT_OK)
         return st;
     return check_times(pl, t_eval);
 }
