@@ -40,8 +40,14 @@ static void ev_free(ot__adj_ev *E)
     OT__FREE_ALL(E->dgdp, E->y0, E->p0, E->mu, E->rf, E->oi, E);
 }
 
-/* The log for unit u. Ownership: the caller's (ev_free); NULL when out of
- * memory. */
+void ot__adj_ev_free(ot__unit *u)
+{
+    ev_free(u->adj_ev);
+    u->adj_ev = NULL;
+}
+
+/* The log for unit u. Ownership: the caller's (ev_free, or through
+ * u->adj_ev ot__adj_ev_free); NULL when out of memory. */
 static ot__adj_ev *ev_new(ot__unit *u, ot__run_adj *a)
 {
     const ot__plan *pl = u->plan;
@@ -205,6 +211,20 @@ static int forward_pass(ot__unit *u, ot__run_adj *a, int again)
     if (f != CV_SUCCESS) {
         ot__run_unit_fails(u, f == CV_MEM_FAIL ? OT_ERR_NOMEM : OT_ERR_SOLVER, t0,
                            u->cb->cv_msg, 1);
+        return 0;
+    }
+    /* Room for every stop's event and segment from the start: a push that
+     * failed halfway would fail one lane of a block, and its block-mates
+     * would go on with other steps than without the failure. */
+    int64_t nstops = 0;
+    for (int64_t b = 0; b < k; b++)
+        nstops += ot__plan_nstops(pl, u->lane0 + b);
+    if (ot__record_reserve(&E->ev, nstops, E->ev.width) != OT_OK ||
+        ot__record_reserve(&E->seg, nstops + 2, E->seg.width) != OT_OK) {
+        snprintf(u->cb->msg, sizeof u->cb->msg,
+                 "adjoint: cannot allocate the log of %lld stops' events",
+                 (long long)nstops);
+        ot__run_unit_fails(u, OT_ERR_NOMEM, t0, u->cb->msg, 0);
         return 0;
     }
     if (log_segment(u, t0) != OT_OK) {
@@ -478,12 +498,10 @@ void ot__run_adjoint_events(ot__unit *u, ot__run_adj *a)
             if (u->stopped[b] == OT__LANE_RUNNING || u->stopped[b] == OT__LANE_DONE)
                 a->loss[b] += N_VGetArrayPointer(a->yQ)[b];
     }
-    u->adj_ev = NULL; /* the backward pass's calls are not the run loop's */
     int back = 0;
     if (reached) {
         a->max_steps_b = ot__adj_max_steps_b(pl->ode, sol->stats[u->lane0].steps);
         a->steps_b = 0;
-        u->adj_ev = E;
         int st = ot__sens_jump_new(u);
         const int f = st == OT_OK ? ot__ig_roots_quiet(u->ig, 1) : 0;
         if (st != OT_OK || f != 0) {
@@ -499,7 +517,6 @@ void ot__run_adjoint_events(ot__unit *u, ot__run_adj *a)
          * own stop times; SUNDIALS 6.4 keeps this one's otherwise. */
         ot__ig_set_stop_time(u->ig, INFINITY);
         ot__sens_jump_free(u);
-        u->adj_ev = NULL;
         ot__run_adj_bytes(u, E->segment_max);
         for (int64_t b = 0; b < k; b++) {
             sol->stats[u->lane0 + b].adj_steps = a->steps_b;
@@ -508,5 +525,5 @@ void ot__run_adjoint_events(ot__unit *u, ot__run_adj *a)
     }
     if (back)
         ot__run_adj_finish(u, a);
-    ev_free(E);
+    ot__adj_ev_free(u);
 }

@@ -38,6 +38,11 @@ typedef struct ot__adj_ev ot__adj_ev;
  * (ot__sens_jumps): outputs, loss and gradients into the sink. */
 void ot__run_adjoint_events(ot__unit *u, ot__run_adj *a);
 
+/* Frees u's log (u->adj_ev, the unit's while its adjoint runs; NULL: a
+ * no-op): ot__run_unit_abandon calls it when memory ran out inside
+ * SUNDIALS mid-run. */
+void ot__adj_ev_free(ot__unit *u);
+
 /* The run loop's calls while u->adj_ev is set (the forward pass). Before
  * a restart (or resume) at t: the integral term's quadrature at t. After
  * it: that quadrature restarted, and the new segment logged. @return

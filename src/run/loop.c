@@ -296,6 +296,23 @@ static void check_crossings(ot__unit *u, double t, N_Vector y)
         u->ops->stopped_changed(u);
 }
 
+/* What a run of ot__run_dense allocated for u. */
+static void drop_run_parts(ot__unit *u)
+{
+    free(u->times_owned);
+    free(u->stops_owned);
+    ot__guard_free(u->guard);
+    ot__sens_jump_free(u);
+    u->times_owned = u->stops_owned = NULL;
+    u->guard = NULL;
+}
+
+void ot__run_unit_abandon(ot__unit *u)
+{
+    drop_run_parts(u);
+    ot__adj_ev_free(u);
+}
+
 void ot__run_dense(ot__unit *u)
 {
     const ot__plan *pl = u->plan;
@@ -370,7 +387,7 @@ void ot__run_dense(ot__unit *u)
             break;
         report(u, (double)(i + 1) / (double)nts);
     }
-    ot__run_unit_abandon(u); /* done with its times, stops and guard */
+    drop_run_parts(u); /* done with its times, stops and guard */
     u->ops->stats(u);
 }
 
@@ -381,16 +398,6 @@ void ot__run_lane_out_of_memory(ot_solution *sol, int64_t lane, int method)
              "%s ran out of memory (an allocation inside it failed) after t = %g",
              ot__method(method)->ark ? "ARKODE" : "CVODE", sol->stats[lane].final_time);
     ot__solution_fail_lane(sol, lane, OT_ERR_NOMEM, msg);
-}
-
-void ot__run_unit_abandon(ot__unit *u)
-{
-    free(u->times_owned);
-    free(u->stops_owned);
-    ot__guard_free(u->guard);
-    ot__sens_jump_free(u);
-    u->times_owned = u->stops_owned = NULL;
-    u->guard = NULL;
 }
 
 /* ---- Every step ------------------------------------------------------------ */
