@@ -343,7 +343,7 @@ def _result(d: dict) -> Result:
         tensors=tensors)
 
 
-_DENSE, _STEPS, _SENS, _ADJ, _WITH, _SENS_WITH = range(6)
+_DENSE, _STEPS, _SENS, _ADJ, _WITH, _SENS_WITH, _ADJ_WITH = range(7)
 _CALLBACK, _CANCELLED = -13, -15
 
 
@@ -405,17 +405,25 @@ def solve_fwd_sens(problem: Problem, y0: Any, params: Any, t_eval: Any, *,
     problem.event_jac, or central differences of on_event); stops_dp
     ([np, nstops] or [np, nstops, nbatch], Fortran order) gives
     d stop_k / d p_j for stops that move with a parameter (a lag)."""
+    return _solve(problem, _with_kind(_SENS, stops, t0, stops_dp, lane_offset), y0, params,
+                  t_eval, stops=stops, t0=t0, stops_dp=stops_dp, copy=copy,
+                  lane_offset=lane_offset)
+
+
+def _with_kind(kind: int, stops: Any, t0: Any, stops_dp: Any, lane_offset: int) -> int:
+    """The solve's _with kind when stops, t0 or stops_dp are given (those
+    entries take no lane_offset), else kind itself."""
     if stops is None and t0 is None and stops_dp is None:
-        return _solve(problem, _SENS, y0, params, t_eval, copy=copy, lane_offset=lane_offset)
+        return kind
     if lane_offset:
         raise ValueError("lane_offset: not with stops, t0 or stops_dp")
-    return _solve(problem, _SENS_WITH, y0, params, t_eval, stops=stops, t0=t0,
-                  stops_dp=stops_dp, copy=copy)
+    return {_SENS: _SENS_WITH, _ADJ: _ADJ_WITH}[kind]
 
 
 def solve_adjoint(problem: Problem, y0: Any, params: Any, t_eval: Any, data: Any = None,
                   *, weights: Any = None, loss: Optional[Callable] = None,
-                  integrand: Optional[Callable] = None, copy: bool = False,
+                  integrand: Optional[Callable] = None, stops: Any = None,
+                  t0: Any = None, stops_dp: Any = None, copy: bool = False,
                   lane_offset: int = 0) -> Result:
     """The gradient of a loss L by the adjoint method: grad_loss [nbatch]
     (L), grad_params [np, nbatch], grad_y0 [n, nbatch]. L is the sum of
@@ -423,11 +431,18 @@ def solve_adjoint(problem: Problem, y0: Any, params: Any, t_eval: Any, data: Any
     [n|nout, nt, nbatch]; a NaN datum adds nothing), or with loss the sum
     over outputs of loss(t, i, lane, y, p, g, dgdy, dgdp), which writes g[0]
     and its derivatives (1-D views of the lane, zeroed); with integrand(t,
-    lane, y, p, q, dqdy, dqdp), plus the integral of q from t0."""
+    lane, y, p, q, dqdy, dqdp), plus the integral of q from t0.
+
+    With stops, t0 and stops_dp as in solve_fwd_sens, the adjoint goes
+    through the doses and the handled or recorded roots (a root that stops
+    its lane is refused): (lambda, mu) jump back with the transpose of the
+    sensitivities' map at each event (ot_solve_adjoint_with)."""
     if (data is None) == (loss is None):
         raise ValueError("solve_adjoint: give data (a sum of squares) or loss, one of them")
-    return _solve(problem, _ADJ, y0, params, t_eval, data=data, weights=weights, copy=copy,
-                  loss=loss, integrand=integrand, lane_offset=lane_offset)
+    return _solve(problem, _with_kind(_ADJ, stops, t0, stops_dp, lane_offset), y0, params,
+                  t_eval, data=data, weights=weights, copy=copy, loss=loss,
+                  integrand=integrand, lane_offset=lane_offset, stops=stops, t0=t0,
+                  stops_dp=stops_dp)
 
 
 def callback_lane() -> int:

@@ -181,16 +181,17 @@ static int configure(ot_ode *ode, PyObject *spec, otpy_solve *s, otpy_input *ato
             Py_DECREF(av);
         }
     }
+#undef INT_OPT
+#undef DBL_OPT
+    if (st == OT_OK && !bad && otpy_set_callbacks(ode, s) != 0)
+        return OTPY_PYERR;
+    /* after the callbacks: the directions and actions are the roots' */
     if (st == OT_OK && !bad)
         st = set_ints(ode, spec, "root_directions", ot_ode_set_root_directions, s->nroots,
                       &bad);
     if (st == OT_OK && !bad)
         st = set_ints(ode, spec, "event_actions", ot_ode_set_event_actions, s->nroots,
                       &bad);
-#undef INT_OPT
-#undef DBL_OPT
-    if (st == OT_OK && !bad && otpy_set_callbacks(ode, s) != 0)
-        return OTPY_PYERR;
     return bad ? OTPY_PYERR : st;
 }
 
@@ -207,7 +208,7 @@ static void state_clear(otpy_solve *s)
 
 /* ---- Running it ------------------------------------------------------------ */
 
-enum { K_DENSE = 0, K_STEPS = 1, K_SENS = 2, K_ADJ = 3, K_WITH = 4, K_SENS_WITH = 5 };
+enum { K_DENSE, K_STEPS, K_SENS, K_ADJ, K_WITH, K_SENS_WITH, K_ADJ_WITH };
 
 typedef struct {
     ot_ode *ode;
@@ -244,6 +245,9 @@ static void run_solve(run *r)
         break;
     case K_SENS_WITH:
         r->status = ot_solve_fwd_sens_with(r->ode, &r->in, &r->sol);
+        break;
+    case K_ADJ_WITH:
+        r->status = ot_solve_adjoint_with(r->ode, &r->in, &r->loss, &r->sol);
         break;
     default:
         r->status = ot_solve_dense_opts(r->ode, r->in.y0, r->in.params, r->in.t_eval,
@@ -531,7 +535,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args)
         otpy_input_release(&dkeep);
         goto done;
     }
-    if (kind == K_STEPS || kind == K_WITH || kind == K_SENS_WITH)
+    if (kind == K_STEPS || kind == K_WITH || kind == K_SENS_WITH || kind == K_ADJ_WITH)
         ot_ode_set_progress(r.ode, otpy_progress, &s);
     solve_released(&r, &s);
     otpy_input_release(&wkeep);
