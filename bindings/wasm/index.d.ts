@@ -197,18 +197,21 @@ export interface DenseProblem extends Problem {
    * array of nbatch such arrays (ragged: a lane with fewer times gets NaN
    * past its count; ts is then [nt, nbatch]). */
   tEval: NumericArray | readonly NumericArray[];
-  /** Scheduled stops (doses): one array for every lane, or one per lane
+  /** Scheduled stops (doses), for solveDense, solveFwdSens and solveAdjoint
+   * (solve() refuses them): one array for every lane, or one per lane
    * (ragged), increasing. The integrator stops exactly at each; onEvent runs
    * with root -1 - k for a lane's stop k (y and p writable), and the lane
    * restarts. A stop at an output time comes before that output. */
   stops?: NumericArray | readonly NumericArray[];
-  /** solveFwdSens only: the stops' derivatives in p, for stop times that move
-   * with a parameter (a dose lag: stop = tDose + p[lag]). One array of
-   * nparams * nstops values, stopsDp[k * nparams + j] = d stop_k / d p_j,
-   * for every lane, or one per lane. Absent: the stops are fixed. The
-   * sensitivities jump at every stop and handled root (the handler's
-   * derivatives by central differences of onEvent, so onEvent must depend
-   * on its arguments alone); see ot_solve_fwd_sens_with in solution.h. */
+  /** solveFwdSens and solveAdjoint only: the stops' derivatives in p, for
+   * stop times that move with a parameter (a dose lag: stop = tDose +
+   * p[lag]). One array of nparams * nstops values, stopsDp[k * nparams + j]
+   * = d stop_k / d p_j, for every lane, or one per lane. Absent: the stops
+   * are fixed. The sensitivities (and the adjoint's lambda, backward) jump
+   * at every stop and handled root (the handler's derivatives from eventJac,
+   * or by central differences of onEvent, so onEvent must depend on its
+   * arguments alone); see ot_solve_fwd_sens_with and ot_solve_adjoint_with
+   * in solution.h. */
   stopsDp?: NumericArray | readonly NumericArray[];
   /** Per-lane starts [nbatch] ('lanes' mode only); else options.t0. */
   starts?: NumericArray;

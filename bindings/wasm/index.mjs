@@ -39,6 +39,8 @@ const HEADROOM_FRAMES = 256;
 const OPTIONS = ['rtol', 'atol', 'method', 'mode', 't0', 'firstStep', 'maxSteps', 'maxStep', 'lockstepBlock',
   'sensRtol', 'sensAtol', 'sensInitial', 'maxOrder', 'stabilityLimitDetection', 'maxEvents',
   'linearSolver', 'bandwidths', 'krylovDim', 'adjointMaxSteps', 'adjointRtol', 'adjointAtol'];
+// otw_solve_with's kinds.
+const KINDS_WITH = { dense: 0, sens: 1, adjoint: 2 };
 const SPEC_KEYS = ['nstates', 'nparams', 'rhs', 'rhsExplicit', 'jac', 'precondition', 'onProgress', 'dfdp', 'init', 'out', 'nout', 'roots', 'nroots',
   'rootDirections', 'eventActions', 'onEvent', 'eventJac', 'stops', 'stopsDp', 'starts', 'y0', 'params', 'tEval',
   'finalTime', 'options', 'loss'];
@@ -439,9 +441,13 @@ class OdeTensor {
         if (kind === 'dense') return () => m._otw_solve_dense(slot, P, y0, y0c, pp, pc, tp, nt);
         if (kind === 'sens') return () => m._otw_solve_fwd_sens(slot, P, y0, y0c, pp, pc, tp, nt);
         const [dp, dl, wp, lf, qf] = this.#loss(spec.loss, dims, nt, nout, thrown, held);
-        return () => m._otw_solve_adjoint(slot, P, y0, y0c, pp, pc, tp, nt, dp, dl, wp, lf, qf);
+        this.#check(m._otw_set_loss(P, dp, dl, wp, lf, qf));
+        return () => m._otw_solve_adjoint(slot, P, y0, y0c, pp, pc, tp, nt);
       };
       if (kind === 'steps') {
+        for (const key of ['stops', 'starts', 'stopsDp'])
+          if (has(spec[key]))
+            throw this.#error(OT_ERR_ARG, `${key}: solve() records every step from t = 0; stops and starts are for solveDense(), solveFwdSens() and solveAdjoint()`);
         const tf = this.#num(spec.finalTime, 'finalTime');
         call = () => m._otw_solve(slot, P, y0, y0c, pp, pc, tf);
       } else {
@@ -462,13 +468,12 @@ class OdeTensor {
         }
         const [tp, nt] = call ? [0, 0] : this.#input(tEval, 1, 'tEval', 'one', held);
         if (!call) call = timed(tp, nt);
-        if (has(spec.stopsDp) && (kind !== 'sens' || !has(spec.stops)))
-          throw this.#error(OT_ERR_ARG, kind !== 'sens'
-            ? 'stopsDp: the stops\' derivatives in p are for solveFwdSens(); leave it out'
+        const grad = kind === 'sens' || kind === 'adjoint';
+        if (has(spec.stopsDp) && (!grad || !has(spec.stops)))
+          throw this.#error(OT_ERR_ARG, !grad
+            ? 'stopsDp: the stops\' derivatives in p are for solveFwdSens() and solveAdjoint(); leave it out'
             : 'stopsDp: given, but there are no stops');
         if (has(spec.stops) || has(spec.starts)) {
-          if (kind !== 'dense' && kind !== 'sens')
-            throw this.#error(OT_ERR_ARG, 'stops, starts: solveDense() and solveFwdSens() only');
           // The times solveDense() got: [rows, cols] column-major.
           const [tpp, tnt] = tEvalPtr ?? [tp, nt];
           let sp = 0, sn = 0, sc = 1, t0p = 0, t0n = 0;
@@ -492,7 +497,7 @@ class OdeTensor {
           if (has(spec.starts)) [t0p, t0n] = [this.#input(spec.starts, 1, 'starts', 'one', held)[0], this.#length(spec.starts, 'starts')];
           let dpp = 0, dpc = 1;
           if (has(spec.stopsDp)) [dpp, dpc] = this.#stopsDp(spec.stopsDp, np, sn, held);
-          call = () => m._otw_solve_with(slot, P, kind === 'sens' ? 1 : 0, y0, y0c, pp, pc, tpp, tnt,
+          call = () => m._otw_solve_with(slot, P, KINDS_WITH[kind], y0, y0c, pp, pc, tpp, tnt,
             t0p, t0n, sp, sn, sc, dpp, dpc);
         }
       }

@@ -52,8 +52,12 @@ typedef struct otw_problem {
     otw_event_jac_fn event_jac;
     otw_psetup_fn psetup;
     otw_psolve_fn psolve;
-    otw_loss_fn loss; /* otw_solve_adjoint's, during that call */
+    /* The adjoint's loss (otw_set_loss): data [rows, nt, loss_lanes] and
+     * weights as it, or NULL; loss or integrand, or NULL. */
+    otw_loss_fn loss;
     otw_integrand_fn integrand;
+    const double *loss_data, *loss_weights;
+    int loss_lanes;
     int nout; /* out's rows (0 without out) */
     void *user;
     int t_cols; /* t_eval's columns: > 1 per-lane times [nt, t_cols] (otw_set_t_cols) */

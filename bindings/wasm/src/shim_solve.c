@@ -55,20 +55,21 @@ OTW_API int otw_solve_dense(ot_solution **out, otw_problem *P, const double *y0,
     return run(SOLVE_DENSE, out, P, y0, y0_cols, params, p_cols, t_eval, nt, 0);
 }
 
-/* As otw_solve_dense (sens: otw_solve_fwd_sens), with per-lane starts t0s
- * [n_t0] (NULL: none), scheduled stops [nstops, stop_cols] (NULL: none),
- * NaN-padded, and with sens their derivatives in p stops_dp [np, nstops,
- * dp_cols] (NULL: fixed stops). */
-OTW_API int otw_solve_with(ot_solution **out, otw_problem *P, int sens, const double *y0,
+static int make_loss(otw_problem *P, ot_ode *ode, int nt, ot_loss *l);
+
+/* As otw_solve_dense (kind 1: otw_solve_fwd_sens, 2: otw_solve_adjoint with
+ * otw_set_loss's loss), with per-lane starts t0s [n_t0] (NULL: none),
+ * scheduled stops [nstops, stop_cols] (NULL: none), NaN-padded, and their
+ * derivatives in p stops_dp [np, nstops, dp_cols] (NULL: fixed stops). */
+OTW_API int otw_solve_with(ot_solution **out, otw_problem *P, int kind, const double *y0,
                            int y0_cols, const double *params, int p_cols,
                            const double *t_eval, int nt, const double *t0s, int n_t0,
                            const double *stops, int nstops, int stop_cols,
                            const double *stops_dp, int dp_cols)
 {
     ot_ode *ode = ode_of(P);
-    if (ode == NULL)
-        return run(sens ? SOLVE_SENS : SOLVE_DENSE, out, P, y0, y0_cols, params, p_cols,
-                   t_eval, nt, 0);
+    if (ode == NULL) /* the library's message for the NULL ode */
+        return ot_solve_dense_with(NULL, NULL, out);
     const int n = (int)ot_ode_nstates(ode), np = (int)ot_ode_nparams(ode);
     ot_solve_inputs in =
         ot_solve_inputs_make(ot_view_absent(), ot_view_absent(), ot_view_absent());
@@ -90,10 +91,15 @@ OTW_API int otw_solve_with(ot_solution **out, otw_problem *P, int sens, const do
     if (st == OT_OK && stops_dp)
         st = ot_view_make(&in.stops_dp, stops_dp, OT_F64, cpu, dp_cols > 1 ? 3 : 2,
                           dshape, NULL);
+    ot_loss l;
+    if (st == OT_OK && kind == 2)
+        st = make_loss(P, ode, nt, &l);
     if (st != OT_OK)
         return st;
-    return sens ? ot_solve_fwd_sens_with(ode, &in, out)
-                : ot_solve_dense_with(ode, &in, out);
+    if (kind == 2)
+        return ot_solve_adjoint_with(ode, &in, &l, out);
+    return kind == 1 ? ot_solve_fwd_sens_with(ode, &in, out)
+                     : ot_solve_dense_with(ode, &in, out);
 }
 
 OTW_API int otw_solve(ot_solution **out, otw_problem *P, const double *y0, int y0_cols,
@@ -131,39 +137,68 @@ static int integrand_tramp(double t, int64_t lane, ot_view y, ot_view p, ot_view
  * (rows: nout with out, else nstates; data_lanes 1: every lane) with
  * weights of the same shape (NULL: 1), or, with data NULL, the loss
  * function loss (or neither); plus the integral of integrand (NULL: none). */
+/* The adjoint's loss: a sum of squares against data [rows, nt, data_lanes]
+ * (rows: nout, or nstates without out) with weights as data (NULL: ones),
+ * or loss's terms at the outputs (data NULL), plus integrand's integral
+ * (NULL: none). The arrays are the caller's and must outlive the solve. */
+OTW_API int otw_set_loss(otw_problem *P, const double *data, int data_lanes,
+                         const double *weights, otw_loss_fn loss,
+                         otw_integrand_fn integrand)
+{
+    if (P == NULL)
+        return OT_ERR_ARG;
+    P->loss_data = data;
+    P->loss_lanes = data_lanes;
+    P->loss_weights = weights;
+    P->loss = loss;
+    P->integrand = integrand;
+    return OT_OK;
+}
+
+/* otw_set_loss's loss as the library's, with nt output times. */
+static int make_loss(otw_problem *P, ot_ode *ode, int nt, ot_loss *l)
+{
+    *l = ot_loss_custom(P->loss ? loss_tramp : NULL, P);
+    l->integrand = P->integrand ? integrand_tramp : NULL;
+    if (P->loss_data == NULL)
+        return OT_OK;
+    const int lanes = P->loss_lanes;
+    const int64_t shape[3] = {P->nout ? P->nout : ot_ode_nstates(ode), nt, lanes};
+    const ot_device cpu = {OT_CPU, 0};
+    ot_integrand_fn q = l->integrand;
+    *l = ot_loss_squares(ot_view_absent(), ot_view_absent());
+    l->integrand = q;
+    l->user = P;
+    int st =
+        ot_view_make(&l->data, P->loss_data, OT_F64, cpu, lanes > 1 ? 3 : 2, shape, NULL);
+    if (st == OT_OK && P->loss_weights)
+        st = ot_view_make(&l->weights, P->loss_weights, OT_F64, cpu, lanes > 1 ? 3 : 2,
+                          shape, NULL);
+    return st;
+}
+
+/* The adjoint of otw_set_loss's loss at output times t_eval [nt] (or
+ * [nt, t_cols]); otherwise as otw_solve_dense. */
 OTW_API int otw_solve_adjoint(ot_solution **out, otw_problem *P, const double *y0,
                               int y0_cols, const double *params, int p_cols,
-                              const double *t_eval, int nt, const double *data,
-                              int data_lanes, const double *weights, otw_loss_fn loss,
-                              otw_integrand_fn integrand)
+                              const double *t_eval, int nt)
 {
     ot_ode *ode = ode_of(P);
     ot_view y0v = ot_view_absent(), pv = ot_view_absent(), tv = ot_view_absent();
-    ot_loss l = ot_loss_custom(loss ? loss_tramp : NULL, P);
+    ot_loss l = ot_loss_custom(NULL, NULL);
     if (ode != NULL) {
         const int n = (int)ot_ode_nstates(ode), np = (int)ot_ode_nparams(ode);
-        const int64_t tshape[2] = {nt, P->t_cols},
-                      dshape[3] = {P->nout ? P->nout : n, nt, data_lanes};
-        const ot_device cpu = {OT_CPU, 0};
+        const int64_t tshape[2] = {nt, P->t_cols};
         int st = input_view(&y0v, y0, n, y0_cols);
         if (st == OT_OK)
             st = input_view(&pv, params, np, p_cols);
         if (st == OT_OK)
-            st = ot_view_make(&tv, t_eval, OT_F64, cpu, P->t_cols > 1 ? 2 : 1, tshape,
-                              NULL);
-        if (st == OT_OK && data) {
-            l = ot_loss_squares(ot_view_absent(), ot_view_absent());
-            st = ot_view_make(&l.data, data, OT_F64, cpu, data_lanes > 1 ? 3 : 2, dshape,
-                              NULL);
-            if (st == OT_OK && weights)
-                st = ot_view_make(&l.weights, weights, OT_F64, cpu,
-                                  data_lanes > 1 ? 3 : 2, dshape, NULL);
-        }
+            st = ot_view_make(&tv, t_eval, OT_F64, (ot_device){OT_CPU, 0},
+                              P->t_cols > 1 ? 2 : 1, tshape, NULL);
+        if (st == OT_OK)
+            st = make_loss(P, ode, nt, &l);
         if (st != OT_OK)
             return st;
-        P->loss = loss;
-        P->integrand = integrand;
-        l.integrand = integrand ? integrand_tramp : NULL;
     }
     return ot_solve_adjoint(ode, y0v, pv, tv, &l, out);
 }
