@@ -93,6 +93,10 @@ static void copy_lane(const ot_solution *ref, ot_solution *copy, int64_t b)
     ck_assert_status(ot_solution_set_lane_adjoint_bytes(
                          copy, b, ot_solution_lane_adjoint_bytes(ref, b)),
                      OT_OK, NULL);
+    if (ot_solution_event_tensor(copy, OT_EVENT_TIMES))
+        ck_assert_status(ot_solution_set_lane_event_count(
+                             copy, b, ot_solution_lane_event_count(ref, b)),
+                         OT_OK, NULL);
 }
 
 /* A new tensor with t's shape and bytes, attached by the caller. */
@@ -121,6 +125,8 @@ static void assert_same_lanes(const ot_solution *a, const ot_solution *b)
         st_assert_stats_equal(a, k, b, k);
         ck_assert_int_eq(ot_solution_lane_adjoint_bytes(a, k),
                          ot_solution_lane_adjoint_bytes(b, k));
+        ck_assert_int_eq(ot_solution_lane_event_count(a, k),
+                         ot_solution_lane_event_count(b, k));
     }
 }
 
@@ -160,12 +166,20 @@ START_TEST(a_copy_made_lane_by_lane_reads_as_the_solve)
                      NULL);
     ck_assert_status(ot_solution_attach_sens(copy, 0, clone(ot_solution_sens(ref, 0))),
                      OT_OK, NULL);
+    for (int w = OT_EVENT_TIMES; w <= OT_EVENT_AFTER; w++) /* the root's events */
+        ck_assert_status(ot_solution_attach_event_tensor(
+                             copy, w, clone(ot_solution_event_tensor(ref, w))),
+                         OT_OK, NULL);
     for (int64_t b = NB - 1; b >= 0; b--) /* any order */
         copy_lane(ref, copy, b);
     assert_same_lanes(copy, ref);
     ck_assert(same_bytes(ot_solution_ts(copy), ot_solution_ts(ref)));
     ck_assert(same_bytes(ot_solution_ys(copy), ot_solution_ys(ref)));
     ck_assert(same_bytes(ot_solution_sens(copy, 0), ot_solution_sens(ref, 0)));
+    for (int w = OT_EVENT_TIMES; w <= OT_EVENT_AFTER; w++)
+        ck_assert(same_bytes(ot_solution_event_tensor(copy, w),
+                             ot_solution_event_tensor(ref, w)));
+    ck_assert_int_eq(ot_solution_lane_event_count(copy, 1), 1);
     int index;
     double time;
     ot_solution_lane_root(copy, 1, &index, &time);
@@ -280,8 +294,38 @@ START_TEST(attach_refuses_null_a_full_slot_and_tensors_no_solve_makes)
     ck_assert_status(ot_solution_attach_grad_tensor(s, OT_GRAD_PARAMS, f32), OT_ERR_SHAPE,
                      "OT_GRAD_PARAMS: 3 axes");
     ck_assert_status(ot_solution_attach_grad_tensor(s, OT_GRAD_LOSS, loss), OT_OK, NULL);
+    /* Events: which in range, f64, [m, nbatch] or [n, m, nbatch], one m. */
+    ot_tensor *ev2 = tensor(OT_F64, 2, 2, 3, 0), *ev5 = tensor(OT_F64, 2, 5, 3, 0);
+    ot_tensor *ev3 = tensor(OT_F64, 3, 2, 5, 3), *ev3b = tensor(OT_F64, 3, 4, 2, 3);
+    ck_assert_status(ot_solution_set_lane_event_count(s, 0, 1), OT_ERR_ARG,
+                     "the solution holds no event tensor; attach them first");
+    ck_assert_status(ot_solution_attach_event_tensor(s, 4, ev2), OT_ERR_ARG,
+                     "event: which is 4; use OT_EVENT_TIMES");
+    ck_assert_status(ot_solution_attach_event_tensor(s, OT_EVENT_BEFORE, ev2),
+                     OT_ERR_SHAPE, "OT_EVENT_BEFORE: 2 axes, the last 3; expected [n, m");
+    ck_assert_status(ot_solution_attach_event_tensor(s, OT_EVENT_TIMES, f32),
+                     OT_ERR_SHAPE, "OT_EVENT_TIMES: 3 axes");
+    ck_assert_status(ot_solution_attach_event_tensor(s, OT_EVENT_TIMES, ev2), OT_OK,
+                     NULL);
+    ck_assert_status(ot_solution_attach_event_tensor(s, OT_EVENT_TIMES, ev5), OT_ERR_ARG,
+                     "OT_EVENT_TIMES: the solution holds one already");
+    ck_assert_status(ot_solution_attach_event_tensor(s, OT_EVENT_ROOTS, ev5),
+                     OT_ERR_SHAPE,
+                     "OT_EVENT_ROOTS: m is 5, but the event tensors held have 2");
+    ck_assert_status(ot_solution_attach_event_tensor(s, OT_EVENT_AFTER, ev3),
+                     OT_ERR_SHAPE, "OT_EVENT_AFTER: m is 5");
+    ck_assert_status(ot_solution_attach_event_tensor(s, OT_EVENT_AFTER, ev3b), OT_OK,
+                     NULL);
+    ot_tensor *ev3c = tensor(OT_F64, 3, 3, 2, 3);
+    ck_assert_status(ot_solution_attach_event_tensor(s, OT_EVENT_BEFORE, ev3c),
+                     OT_ERR_SHAPE, "OT_EVENT_BEFORE: 3 states, but OT_EVENT_AFTER has 4");
+    ck_assert_status(ot_solution_set_lane_event_count(s, 2, 3), OT_ERR_VALUE,
+                     "count is 3; must be in 0..2 (the event tensors' m)");
+    ck_assert_status(ot_solution_set_lane_event_count(s, 2, 2), OT_OK, NULL);
+    ck_assert_int_eq(ot_solution_lane_event_count(s, 2), 2);
+    ck_assert_int_eq(ot_solution_lane_event_count(s, 1), 0);
     /* Refused tensors stayed ours (a double free would show under ASan). */
-    ot_tensor *mine[] = {lanes2, two, f32, rows, rows3, t3, t4f, tl, gp};
+    ot_tensor *mine[] = {lanes2, two, f32, rows, rows3, t3, t4f, tl, gp, ev5, ev3, ev3c};
     for (size_t i = 0; i < sizeof mine / sizeof *mine; i++)
         ot_tensor_free(mine[i]);
     ot_solution_free(s);

@@ -1,8 +1,8 @@
 /* Solves of a part of a batch, for layers built on odetensor (the MPI
  * layer's blocks, a scheduler's): ot_solve_dense_opts, ot_solve_fwd_sens_opts
- * and ot_solve_adjoint_opts with ot_solve_options, a progress hook in place
- * of the problem's and the caller's index of lane 0. Every refusal (status
- * and message), and results that are the plain call's bit for bit. */
+ * and ot_solve_adjoint_opts (and their _with_opts forms) with ot_solve_options, a
+ * progress hook in place of the problem's and the caller's index of lane 0. Every refusal
+ * (status and message), and results that are the plain call's bit for bit. */
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
@@ -134,6 +134,15 @@ static int offset_loss(double t, int64_t i, int64_t lane, ot_view y, ot_view p,
     return 0;
 }
 
+/* A dose at each scheduled stop: y0 += 0.5 (one lane a call). */
+static int offset_dose(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p,
+                       void *u)
+{
+    (void)t, (void)root, (void)lane, (void)p, (void)u;
+    ot_view_mut_col_f64(y, 0, 0)[0] += 0.5;
+    return 0;
+}
+
 /* Every byte of a's tensor t equals b's. */
 static int same_bytes(const ot_tensor *a, const ot_tensor *b)
 {
@@ -142,11 +151,12 @@ static int same_bytes(const ot_tensor *a, const ot_tensor *b)
 }
 
 /* _i: entry (0 dense, 1 sens, 2 adjoint) x mode (lanes on 2 threads,
- * lockstep in blocks of 4 on 2 threads). */
+ * lockstep in blocks of 4 on 2 threads) x (the plain inputs, or through
+ * ot_solve_*_with_opts with per-lane stops and a dose at each). */
 START_TEST(callbacks_read_the_lane_offset_and_no_bit_changes)
 {
     enum { NB = 10 };
-    const int entry = _i / 2, lockstep = _i % 2;
+    const int entry = _i % 6 / 2, lockstep = _i % 2, with = _i >= 6;
     double p[2 * NB], y0[2 * NB];
     for (int b = 0; b < NB; b++) {
         p[2 * b] = decay_k(b), p[2 * b + 1] = b;
@@ -162,23 +172,44 @@ START_TEST(callbacks_read_the_lane_offset_and_no_bit_changes)
     }
     const ot_loss loss = ot_loss_custom(offset_loss, NULL);
     const ot_view Y = st_mat(y0, 2, NB), P = st_mat(p, 2, NB), T = st_vec(t, 3);
+    ot_solve_inputs in = ot_solve_inputs_make(Y, P, T);
+    double stops[2 * NB];
+    for (int b = 0; b < NB; b++) /* per lane, one before the last output */
+        stops[2 * b] = 0.25 + 0.05 * b, stops[2 * b + 1] = 1.5;
+    in.stops = st_mat(stops, 2, NB);
+    if (with)
+        ck_assert_status(ot_ode_set_event_handler(ode, offset_dose), OT_OK, NULL);
     ot_solve_options o = options();
     o.lane_offset = OFFSET;
     ot_solution *a = NULL, *b = NULL;
-    ck_assert_status(entry == 0   ? ot_solve_dense_opts(ode, Y, P, T, &o, &a)
-                     : entry == 1 ? ot_solve_fwd_sens_opts(ode, Y, P, T, &o, &a)
-                                  : ot_solve_adjoint_opts(ode, Y, P, T, &loss, &o, &a),
-                     OT_OK, NULL);
+    if (with)
+        ck_assert_status(entry == 0 ? ot_solve_dense_with_opts(ode, &in, &o, &a)
+                         : entry == 1
+                             ? ot_solve_fwd_sens_with_opts(ode, &in, &o, &a)
+                             : ot_solve_adjoint_with_opts(ode, &in, &loss, &o, &a),
+                         OT_OK, NULL);
+    else
+        ck_assert_status(entry == 0 ? ot_solve_dense_opts(ode, Y, P, T, &o, &a)
+                         : entry == 1
+                             ? ot_solve_fwd_sens_opts(ode, Y, P, T, &o, &a)
+                             : ot_solve_adjoint_opts(ode, Y, P, T, &loss, &o, &a),
+                         OT_OK, NULL);
     ck_assert_int_gt(lane_calls, 0);
     ck_assert_int_eq(lane_wrong, 0);
     ck_assert_int_eq(loss_calls > 0, entry == 2);
     ck_assert_int_eq(loss_wrong, 0);
     ck_assert_int_eq(ot_callback_lane(), -1); /* restored after the call */
     /* The plain call reports local lanes and gives the same bits. */
-    ck_assert_status(entry == 0   ? ot_solve_dense(ode, Y, P, T, &b)
-                     : entry == 1 ? ot_solve_fwd_sens(ode, Y, P, T, &b)
-                                  : ot_solve_adjoint(ode, Y, P, T, &loss, &b),
-                     OT_OK, NULL);
+    if (with)
+        ck_assert_status(entry == 0   ? ot_solve_dense_with(ode, &in, &b)
+                         : entry == 1 ? ot_solve_fwd_sens_with(ode, &in, &b)
+                                      : ot_solve_adjoint_with(ode, &in, &loss, &b),
+                         OT_OK, NULL);
+    else
+        ck_assert_status(entry == 0   ? ot_solve_dense(ode, Y, P, T, &b)
+                         : entry == 1 ? ot_solve_fwd_sens(ode, Y, P, T, &b)
+                                      : ot_solve_adjoint(ode, Y, P, T, &loss, &b),
+                         OT_OK, NULL);
     ck_assert_int_gt(lane_wrong, 0);
     ck_assert_int_eq(ot_solution_nbatch(a), NB);
     ck_assert(same_bytes(ot_solution_ys(a), ot_solution_ys(b)));
@@ -187,6 +218,14 @@ START_TEST(callbacks_read_the_lane_offset_and_no_bit_changes)
     for (int w = 0; entry == 2 && w < 3; w++)
         ck_assert(
             same_bytes(ot_solution_grad_tensor(a, w), ot_solution_grad_tensor(b, w)));
+    for (int w = OT_EVENT_TIMES; with && w <= OT_EVENT_AFTER; w++)
+        ck_assert(
+            same_bytes(ot_solution_event_tensor(a, w), ot_solution_event_tensor(b, w)));
+    if (with) { /* the doses happened: 2 events a lane, y0 above the decay */
+        ck_assert_int_eq(ot_solution_lane_event_count(a, NB - 1), 2);
+        const double *ys = ot_tensor_layout(ot_solution_ys(a))->data;
+        ck_assert(ys[2 * 2 + 2 * 3 * (NB - 1)] > exp(-2 * decay_k(NB - 1)) + 0.5);
+    }
     ot_solution_free(a);
     ot_solution_free(b);
     ot_ode_free(ode);
@@ -272,7 +311,7 @@ Suite *solve_options_suite(void)
     TCase *tc = ot_test_tcase(s, "solve_options", 30);
     tcase_add_loop_test(tc, a_solve_reports_to_the_progress_hook_it_is_given, 0, 2);
     tcase_add_test(tc, a_null_progress_hook_silences_the_problems);
-    tcase_add_loop_test(tc, callbacks_read_the_lane_offset_and_no_bit_changes, 0, 6);
+    tcase_add_loop_test(tc, callbacks_read_the_lane_offset_and_no_bit_changes, 0, 12);
     tcase_add_test(tc, solve_options_refuse_a_bad_size_flag_hook_or_offset);
     tcase_add_test(tc, options_from_a_newer_header_are_read_up_to_this_librarys_fields);
     return s;

@@ -343,6 +343,16 @@ OT_API int ot_solve_fwd_sens_opts(const ot_ode *ode, ot_view y0, ot_view params,
 OT_API int ot_solve_adjoint_opts(const ot_ode *ode, ot_view y0, ot_view params,
                                  ot_view t_eval, const ot_loss *loss,
                                  const ot_solve_options *opts, ot_solution **out);
+/* As ot_solve_dense_with, ot_solve_fwd_sens_with and ot_solve_adjoint_with
+ * (per-lane starts, stops and their derivatives in p), run as *opts says;
+ * opts NULL is the plain call. @return as those and the _opts calls. */
+OT_API int ot_solve_dense_with_opts(const ot_ode *ode, const ot_solve_inputs *in,
+                                    const ot_solve_options *opts, ot_solution **out);
+OT_API int ot_solve_fwd_sens_with_opts(const ot_ode *ode, const ot_solve_inputs *in,
+                                       const ot_solve_options *opts, ot_solution **out);
+OT_API int ot_solve_adjoint_with_opts(const ot_ode *ode, const ot_solve_inputs *in,
+                                      const ot_loss *loss, const ot_solve_options *opts,
+                                      ot_solution **out);
 
 /* ---- Assembling a solution from lanes solved elsewhere ----------------------
  * A layer that solves lanes in other calls, threads or processes (an MPI
@@ -381,6 +391,13 @@ OT_API int ot_solution_attach_ts(ot_solution *sol, ot_tensor *ts);
 OT_API int ot_solution_attach_ys(ot_solution *sol, ot_tensor *ys);
 OT_API int ot_solution_attach_sens(ot_solution *sol, int64_t j, ot_tensor *sens);
 OT_API int ot_solution_attach_grad_tensor(ot_solution *sol, int which, ot_tensor *grad);
+/* An event tensor (which: ot_event_tensor), as ot_solution_attach_ts: f64,
+ * host, OT_EVENT_TIMES and OT_EVENT_ROOTS [m, nbatch], OT_EVENT_BEFORE and
+ * OT_EVENT_AFTER [n, m, nbatch], m (and n) agreeing among those held; NaN
+ * past each lane's event count (ot_solution_set_lane_event_count, 0 until
+ * set). @return as ot_solution_attach_ts; OT_ERR_NOMEM when the first one's
+ * per-lane counts cannot be made. */
+OT_API int ot_solution_attach_event_tensor(ot_solution *sol, int which, ot_tensor *ev);
 
 /* Lane b's results, as ot_solution_lane_* read them. Each returns OT_OK, or
  * OT_ERR_ARG for sol NULL or b outside 0..nbatch-1, and leaves the lane as
@@ -403,6 +420,9 @@ OT_API int ot_solution_set_lane_root(ot_solution *sol, int64_t b, int index, dou
 OT_API int ot_solution_set_lane_stats(ot_solution *sol, int64_t b,
                                       const ot_lane_stats *stats);
 OT_API int ot_solution_set_lane_adjoint_bytes(ot_solution *sol, int64_t b, int64_t bytes);
+/* Lane b's recorded events: 0..m, the event tensors' m (OT_ERR_VALUE);
+ * OT_ERR_ARG before an event tensor is attached. */
+OT_API int ot_solution_set_lane_event_count(ot_solution *sol, int64_t b, int64_t count);
 
 #ifdef __cplusplus
 }

@@ -362,14 +362,21 @@ ot_solve_inputs ot_solve_inputs_make(ot_view y0, ot_view params, ot_view t_eval)
 }
 
 static int solve_with(const ot_ode *ode, const ot_solve_inputs *in, ot__kind kind,
-                      const ot_loss *loss, ot_solution **out)
+                      const ot_loss *loss, const ot_solve_options *opts,
+                      ot_solution **out)
 {
     if (in == NULL)
         return ot__fail(OT_ERR_ARG, "in: NULL");
     if (out == NULL)
         return ot__fail(OT_ERR_ARG, "out: NULL");
+    ot_solve_options o;
+    int st = read_options(opts, &o);
+    if (st != OT_OK)
+        return st;
     ot__plan pl;
-    int st = ot__plan_make_with(&pl, ode, in, kind);
+    st = ot__plan_make_with(&pl, ode, in, kind);
+    if (st == OT_OK)
+        st = apply_options(&pl, &o);
     if (st == OT_OK && kind == OT__ADJ)
         st = check_adjoint(&pl, loss);
     if (st == OT_OK)
@@ -380,19 +387,38 @@ static int solve_with(const ot_ode *ode, const ot_solve_inputs *in, ot__kind kin
 
 int ot_solve_dense_with(const ot_ode *ode, const ot_solve_inputs *in, ot_solution **out)
 {
-    return solve_with(ode, in, OT__DENSE, NULL, out);
+    return solve_with(ode, in, OT__DENSE, NULL, NULL, out);
 }
 
 int ot_solve_fwd_sens_with(const ot_ode *ode, const ot_solve_inputs *in,
                            ot_solution **out)
 {
-    return solve_with(ode, in, OT__SENS, NULL, out);
+    return solve_with(ode, in, OT__SENS, NULL, NULL, out);
 }
 
 int ot_solve_adjoint_with(const ot_ode *ode, const ot_solve_inputs *in,
                           const ot_loss *loss, ot_solution **out)
 {
-    return solve_with(ode, in, OT__ADJ, loss, out);
+    return solve_with(ode, in, OT__ADJ, loss, NULL, out);
+}
+
+int ot_solve_dense_with_opts(const ot_ode *ode, const ot_solve_inputs *in,
+                             const ot_solve_options *opts, ot_solution **out)
+{
+    return solve_with(ode, in, OT__DENSE, NULL, opts, out);
+}
+
+int ot_solve_fwd_sens_with_opts(const ot_ode *ode, const ot_solve_inputs *in,
+                                const ot_solve_options *opts, ot_solution **out)
+{
+    return solve_with(ode, in, OT__SENS, NULL, opts, out);
+}
+
+int ot_solve_adjoint_with_opts(const ot_ode *ode, const ot_solve_inputs *in,
+                               const ot_loss *loss, const ot_solve_options *opts,
+                               ot_solution **out)
+{
+    return solve_with(ode, in, OT__ADJ, loss, opts, out);
 }
 
 int ot_solve_dense(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,

@@ -1,6 +1,7 @@
 /* A solution put together by a layer above the core (solution.h: lanes
  * solved elsewhere): attaching output tensors and setting a lane's status,
- * message, count, root, statistics and checkpoint bytes, each checked so
+ * message, count, root, event count, statistics and checkpoint bytes, each
+ * checked so
  * that the solution reads as a solve's would. */
 #include <math.h>
 #include <pthread.h>
@@ -170,6 +171,56 @@ int ot_solution_attach_grad_tensor(ot_solution *sol, int which, ot_tensor *grad)
     return st;
 }
 
+/* The m of the event tensors held, or -1 when none. */
+static int64_t events_m(const ot_solution *sol)
+{
+    for (int k = 0; k < 4; k++)
+        if (sol->events[k])
+            return ot_tensor_layout(sol->events[k])->shape[k < 2 ? 0 : 1];
+    return -1;
+}
+
+int ot_solution_attach_event_tensor(ot_solution *sol, int which, ot_tensor *ev)
+{
+    static const char *const name[4] = {"OT_EVENT_TIMES", "OT_EVENT_ROOTS",
+                                        "OT_EVENT_BEFORE", "OT_EVENT_AFTER"};
+    int st = check_attach(sol, ev, NULL, "event");
+    if (st == OT_OK && (which < 0 || which > 3))
+        return ot__fail(OT_ERR_ARG,
+                        "event: which is %d; use OT_EVENT_TIMES, OT_EVENT_ROOTS, "
+                        "OT_EVENT_BEFORE or OT_EVENT_AFTER",
+                        which);
+    if (st == OT_OK)
+        st = check_attach(sol, ev, &sol->events[which], name[which]);
+    const int state = which >= OT_EVENT_BEFORE;
+    if (st == OT_OK)
+        st = check_lanes_last(sol, ev, state ? 3 : 2, name[which],
+                              state ? "[n, m, nbatch]" : "[m, nbatch]");
+    if (st == OT_OK)
+        st = check_f64_host(ev, name[which]);
+    const ot_layout *l = ot_tensor_layout(ev);
+    const int64_t m = st == OT_OK ? l->shape[state] : 0, held = events_m(sol);
+    if (st == OT_OK && held >= 0 && held != m)
+        return ot__fail(OT_ERR_SHAPE,
+                        "%s: m is %lld, but the event tensors held have %lld",
+                        name[which], (long long)m, (long long)held);
+    if (st == OT_OK && state)
+        for (int k = OT_EVENT_BEFORE; k <= OT_EVENT_AFTER; k++)
+            if (sol->events[k] &&
+                ot_tensor_layout(sol->events[k])->shape[0] != l->shape[0])
+                return ot__fail(OT_ERR_SHAPE, "%s: %lld states, but %s has %lld",
+                                name[which], (long long)l->shape[0], name[k],
+                                (long long)ot_tensor_layout(sol->events[k])->shape[0]);
+    if (st == OT_OK && sol->event_count == NULL &&
+        (sol->event_count =
+             OT__CALLOC((size_t)sol->nbatch + 1, sizeof *sol->event_count)) == NULL)
+        return ot__fail(OT_ERR_NOMEM, "%s: cannot allocate %lld lanes' event counts",
+                        name[which], (long long)sol->nbatch);
+    if (st == OT_OK)
+        sol->events[which] = ev;
+    return st;
+}
+
 /* ---- A lane's results ---------------------------------------------------- */
 
 int ot_solution_set_lane_status(ot_solution *sol, int64_t b, int status,
@@ -266,5 +317,25 @@ int ot_solution_set_lane_adjoint_bytes(ot_solution *sol, int64_t b, int64_t byte
                         (long long)sol->nbatch);
     if (table)
         table[b] = bytes;
+    return OT_OK;
+}
+
+int ot_solution_set_lane_event_count(ot_solution *sol, int64_t b, int64_t count)
+{
+    const char *fn = "ot_solution_set_lane_event_count";
+    int st = ot__solution_check_lane(sol, b, fn);
+    if (st != OT_OK)
+        return st;
+    const int64_t m = events_m(sol);
+    if (m < 0)
+        return ot__fail(OT_ERR_ARG,
+                        "%s: the solution holds no event tensor; attach them first "
+                        "(ot_solution_attach_event_tensor)",
+                        fn);
+    if (count < 0 || count > m)
+        return ot__fail(OT_ERR_VALUE,
+                        "%s: count is %lld; must be in 0..%lld (the event tensors' m)",
+                        fn, (long long)count, (long long)m);
+    sol->event_count[b] = count;
     return OT_OK;
 }
