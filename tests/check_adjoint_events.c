@@ -240,6 +240,24 @@ START_TEST(per_lane_times_in_a_lockstep_block_match_the_closed_form)
     ot_ode *ode = pk_ode(1, 0, 0);
     ot_solution *s = NULL;
     ck_assert_status(ot_solve_adjoint_with(ode, &in, &loss, &s), OT_OK, NULL);
+    /* The plain dense solve too: lanes 0 and 2 stand still past their last
+     * outputs while their stops at 13, 24.5 and 25 still stop the block
+     * (SUNDIALS 6.4 kept the stop time no lane took, and lane 1's outputs at
+     * 14 and 26 were its state at 13 and 25). */
+    ot_solve_inputs dense = in;
+    dense.stops_dp = ot_view_absent();
+    ot_solution *d = NULL;
+    ck_assert_status(ot_solve_dense_with(ode, &dense, &d), OT_OK, NULL);
+    for (int b = 0; b < PK_NB; b++) {
+        double complex pc[PK_NP];
+        for (int j = 0; j < PK_NP; j++)
+            pc[j] = pk_params[b * PK_NP + j];
+        for (int i = 0; i < NT && !isnan(times[b * NT + i]); i++)
+            near(tensor_data(ot_solution_ys(d))[b * NT + i],
+                 creal(pk_closed(times[b * NT + i], pc)), 1e-7, 1e-9, "C at output", b,
+                 i);
+    }
+    ot_solution_free(d);
     for (int b = 0; b < PK_NB; b++) {
         double complex pc[PK_NP];
         for (int j = 0; j < PK_NP; j++)

@@ -203,10 +203,20 @@ int ot__ig_reinit(const ot__ig *ig, double t, N_Vector y0)
 int ot__ig_evolve(const ot__ig *ig, double tout, N_Vector yout, double *tret,
                   int one_step)
 {
-    if (ig->ark)
-        return ARK(Evolve)(ig->mem, tout, yout, tret,
-                           one_step ? ARK_ONE_STEP : ARK_NORMAL);
-    return CVode(ig->mem, tout, yout, tret, one_step ? CV_ONE_STEP : CV_NORMAL);
+    const int flag =
+        ig->ark
+            ? ARK(Evolve)(ig->mem, tout, yout, tret, one_step ? ARK_ONE_STEP : ARK_NORMAL)
+            : CVode(ig->mem, tout, yout, tret, one_step ? CV_ONE_STEP : CV_NORMAL);
+#if SUNDIALS_VERSION_MAJOR < 7
+    /* 7.x forgets a stop time once it returns there; 6.4 keeps it, and every
+     * later call returns at once with the state there (a lockstep block
+     * that stopped for a lane standing still, with no restart, then wrote
+     * that state at its next outputs). Forget it as 7.x does. */
+    if (flag == CV_TSTOP_RETURN || (ig->ark && flag == ARK_TSTOP_RETURN))
+        (void)(ig->ark ? ARK(SetStopTime)(ig->mem, INFINITY)
+                       : CVodeSetStopTime(ig->mem, INFINITY));
+#endif
+    return flag;
 }
 
 int ot__ig_dky(const ot__ig *ig, double t, N_Vector dky)

@@ -122,6 +122,8 @@ void ot__ig_stats(const ot__ig *ig, int with_ls, ot_lane_stats *s);
 
 /* The flags the drivers test have one value in both integrators. */
 #define OT__IG_ROOT_RETURN CV_ROOT_RETURN
+/* ARKODE's value too: a return at the stop time, before tout. */
+#define OT__IG_TSTOP_RETURN CV_TSTOP_RETURN
 
 #ifdef __cplusplus
 }

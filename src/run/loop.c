@@ -188,6 +188,8 @@ static int reach(ot__unit *u, double target, int exact, int64_t i, N_Vector *y)
                 return go;
             continue;
         }
+        if (flag == OT__IG_TSTOP_RETURN && !exact && tret < target)
+            continue; /* a stop no lane took (a lane standing still): go on */
         if (flag != OT__IG_ROOT_RETURN) {
             *y = dst;
             return 1;
