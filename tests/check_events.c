@@ -523,6 +523,45 @@ START_TEST(scheduled_doses_match_the_superposition)
 }
 END_TEST
 
+/* A stop no lane takes: lane 0's last stop (9) lies past its last output,
+ * so its integrator (lanes mode on one thread: lane 1's next; lockstep:
+ * the block's) is left aimed at it while lane 1 runs on to 10 with no
+ * stops of its own; lane 2, in lockstep, stands still past 0.5 while its
+ * stop at 6 stops the block. Lane 1 is the closed form's, through 9 and 6. */
+START_TEST(a_stop_no_lane_takes_leaves_the_others_outputs_alone)
+{
+    enum { NB = 3, NS = 2, NT = 3 };
+    const double nan = NAN;
+    const double stops[NS * NB] = {1, 9, nan, nan, 0.25, 6};
+    const double t[NT * NB] = {0.5, 2, 4, 5, 7, 10, 0.1, 0.5, nan};
+    const double p[2 * NB] = {0.3, 1.0, 0.5, 2.0, 1.0, 0.5}, y0 = 0.2;
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 1, 2, elim_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_mode(ode, EV_MODE(_i)), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_method(ode, EV_METHOD(_i)), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_threads(ode, 1), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_atol(ode, 1e-12), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_event_handler(ode, dose), OT_OK, NULL);
+    ot_solve_inputs in =
+        ot_solve_inputs_make(st_vec(&y0, 1), st_mat(p, 2, NB), st_mat(t, NT, NB));
+    in.stops = st_mat(stops, NS, NB);
+    ot_solution *s = NULL;
+    ck_assert_status(ot_solve_dense_with(ode, &in, &s), OT_OK, NULL);
+    const int nstops[NB] = {2, 0, 2}, nts[NB] = {3, 3, 2};
+    for (int b = 0; b < NB; b++)
+        for (int i = 0; i < nts[b]; i++) {
+            const double want = dosed(t[b * NT + i], 0, y0, p[2 * b], p[2 * b + 1],
+                                      stops + b * NS, nstops[b]);
+            ck_assert_msg(fabs(st_y(s, 0, i, b) - want) < 1e-8,
+                          "lane %d t = %g: %.12g, exact %.12g", b, t[b * NT + i],
+                          st_y(s, 0, i, b), want);
+        }
+    ot_solution_free(s);
+    ot_ode_free(ode);
+}
+END_TEST
+
 /* Every-step output (ot_solve) with handled events: the same bounces as the
  * dense solve, and each bounce's state after the handler is a step of its
  * own at the bounce time. Both modes. */
@@ -599,6 +638,7 @@ Suite *events_suite(void)
     tcase_add_test(tc, event_options_are_checked);
     tcase_add_loop_test(tc, per_lane_output_times, 0, 2);
     tcase_add_loop_test(tc, scheduled_doses_match_the_superposition, 0, 6);
+    tcase_add_loop_test(tc, a_stop_no_lane_takes_leaves_the_others_outputs_alone, 0, 6);
     tcase_add_loop_test(tc, every_step_output_records_the_events_too, 0, 6);
     tcase_add_test(tc, event_tensors_that_would_not_fit_fail_their_lane);
     return s;
