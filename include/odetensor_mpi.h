@@ -27,8 +27,9 @@
  *                       which global lane its lane 0 is.
  *   OT_MPI_OUTPUT_GATHER  the root gets one ot_solution with all N lanes;
  *                       *out is NULL on the other ranks.
- * Each lane's outputs, status, message, count, root and statistics travel
- * with it, so a solution reads exactly like one from ot_solve_dense.
+ * Each lane's outputs, status, message, count, root, recorded events and
+ * statistics travel with it, so a solution reads exactly like one from
+ * ot_solve_dense.
  *
  * Balance: lanes are solved in blocks of `block` consecutive global lanes;
  * the root deals blocks to ranks as they ask for more (OT_MPI_DYNAMIC: a
@@ -159,6 +160,37 @@ OT_API int ot_mpi_solve_adjoint(const ot_ode *ode, ot_view y0, ot_view params,
                                 ot_view t_eval, const ot_loss *loss, MPI_Comm comm,
                                 const ot_mpi_options *opts, ot_solution **out,
                                 ot_mpi_info *info);
+
+/* As ot_mpi_solve_dense, ot_mpi_solve_fwd_sens and ot_mpi_solve_adjoint,
+ * with the inputs of ot_solve_*_with (doses and events with gradients):
+ * in->y0 and in->params as above; in->t_eval [nt] for every lane (the same
+ * on every rank; per-lane times [nt, k] are refused: they do not travel);
+ * in->t0 per-lane starts [k] (OT_LANES mode), in->stops [nstops] for every
+ * lane (the same on every rank) or [nstops_r, k] per lane, in->stops_dp
+ * [np, nstops] or [np, nstops_r, k] alongside: per-lane arrays are passed
+ * as y0 and params are (each rank its slice, k its lanes; or the root the
+ * whole batch), and ranks' nstops_r may differ (NaN pads them). Each
+ * lane's recorded events travel with it: the event tensors (solution.h)
+ * of this rank's solution have m = the most events of its own lanes (1 at
+ * least), so their values, not their m, match a one-process solve's. A
+ * handler, loss or integrand runs on the rank that solves its lane, its
+ * lane argument counting within the block (ot_callback_lane(): the lane's
+ * index in the whole batch). Errors as above, plus: OT_ERR_ARG for in
+ * NULL, a kind of stops (or starts) that differs between the ranks that
+ * pass lanes, stops_dp without stops; OT_ERR_SHAPE for per-lane arrays
+ * whose lanes are not this rank's; OT_ERR_VALUE for stops for every lane
+ * that differ between ranks; a bad stop value fails as the core's
+ * ot_solve_*_with (its lane numbered within the block named). */
+OT_API int ot_mpi_solve_dense_with(const ot_ode *ode, const ot_solve_inputs *in,
+                                   MPI_Comm comm, const ot_mpi_options *opts,
+                                   ot_solution **out, ot_mpi_info *info);
+OT_API int ot_mpi_solve_fwd_sens_with(const ot_ode *ode, const ot_solve_inputs *in,
+                                      MPI_Comm comm, const ot_mpi_options *opts,
+                                      ot_solution **out, ot_mpi_info *info);
+OT_API int ot_mpi_solve_adjoint_with(const ot_ode *ode, const ot_solve_inputs *in,
+                                     const ot_loss *loss, MPI_Comm comm,
+                                     const ot_mpi_options *opts, ot_solution **out,
+                                     ot_mpi_info *info);
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,8 @@
 # and .so (src/mpi/, header include/odetensor_mpi.h) on top of the core, the
 # MPI tests, the example and the benchmark. The core library never includes
 # <mpi.h>. `make test-mpi` (part of `make check`) runs tests/mpi/test_mpi.c (and
-# test_mpi_lane.c: callbacks read global lane indices) at
+# test_mpi_lane.c: callbacks read global lane indices; test_mpi_doses.c: stops,
+# starts and events through ot_mpi_solve_*_with) at
 # 1, 2 and 4 ranks against one-process ot_solve_dense results, and the example
 # with 4,000 lanes at 2 ranks (a hang fails after 300 s). The layer is built
 # from the public headers alone (-Iinclude, no -Isrc): it uses the core as
@@ -19,7 +20,8 @@ MPI_CFLAGS = $(shell mpicc --showme:compile 2>/dev/null)
 MPI_LIBS = $(shell mpicc --showme:link 2>/dev/null)
 MPI_STATIC := $(B)/libodetensor_mpi.a
 MPI_SHARED := $(B)/libodetensor_mpi.so
-MPI_BIN := $(B)/tests/mpi/test_mpi $(B)/tests/mpi/test_mpi_lane $(B)/examples/mpi/robertson_mpi \
+MPI_BIN := $(B)/tests/mpi/test_mpi $(B)/tests/mpi/test_mpi_lane $(B)/tests/mpi/test_mpi_doses \
+           $(B)/examples/mpi/robertson_mpi \
            $(B)/bench/mpi/mpi_scaling
 MPI_ALL_OBJ := $(MPI_OBJ) $(MPI_BIN:$(B)/%=$(B)/obj/%.o)
 
@@ -91,6 +93,9 @@ test-mpi:
 	    $(MPI_RUN_ENV) timeout 300 $(MPIRUN) -n $$n $(B)/tests/mpi/test_mpi_lane >$(B)/tests/mpi/test_mpi_lane.$$n.out 2>&1 \
 	        || { cat $(B)/tests/mpi/test_mpi_lane.$$n.out; echo "mpi: lane index tests at $$n ranks FAILED"; exit 1; }; \
 	    echo "mpi: $$(grep -c '^ok' $(B)/tests/mpi/test_mpi_lane.$$n.out) lane index checks pass at $$n ranks"; \
+	    $(MPI_RUN_ENV) timeout 300 $(MPIRUN) -n $$n $(B)/tests/mpi/test_mpi_doses >$(B)/tests/mpi/test_mpi_doses.$$n.out 2>&1 \
+	        || { cat $(B)/tests/mpi/test_mpi_doses.$$n.out; echo "mpi: dose and event tests at $$n ranks FAILED"; exit 1; }; \
+	    echo "mpi: $$(grep -c '^ok' $(B)/tests/mpi/test_mpi_doses.$$n.out) dose and event checks pass at $$n ranks"; \
 	done
 	@$(MPI_RUN_ENV) timeout 300 $(MPIRUN) -n 2 $(B)/examples/mpi/robertson_mpi $(MPI_EXAMPLE_LANES) \
 	    >$(B)/examples/mpi/robertson_mpi.out 2>&1 \

@@ -20,6 +20,11 @@ typedef struct {
      * lane, 2 per lane), weights, and which functions it has */
     int64_t adj, data_kind, has_weights, has_fn, has_integrand;
     uint64_t data_hash;
+    /* ot_mpi_solve_*_with: per-lane starts given; stops and stops_dp kind
+     * (0 none, 1 for every lane, 2 per lane), the stops' count and, for
+     * every lane's, a hash of the values */
+    int64_t has_t0, stops_kind, ns, dp_kind;
+    uint64_t stops_hash;
     char msg[256];
 } check_rec;
 
@@ -171,11 +176,75 @@ static int check_loss(const ot__mpi *m, int passes, check_rec *r)
     return st;
 }
 
-/* This rank's record; a failure is kept in it, not returned. */
-static void check_local(ot__mpi *m, const ot_ode *ode, ot_view y0, ot_view params,
-                        ot_view t_eval, const ot_mpi_options *opts, ot_solution **out,
-                        check_rec *r)
+/* A hash of v's values in column-major order (any dtype). */
+static uint64_t hash_view(ot_view v, uint64_t h)
 {
+    const int64_t *sh = v.layout.shape;
+    for (int64_t c = 0; c < (v.layout.ndim > 2 ? sh[2] : 1); c++)
+        for (int64_t j = 0; j < (v.layout.ndim > 1 ? sh[1] : 1); j++)
+            for (int64_t i = 0; i < sh[0]; i++) {
+                double x;
+                ot_view_get(v, i, j, c, &x);
+                h = fnv(h, &x, sizeof x);
+            }
+    return h;
+}
+
+/* ot_mpi_solve_*_with's starts, stops and stops_dp on this rank: host
+ * memory, and per lane [.., nlocal] where this rank passes lanes; their
+ * values are the core's to check in each block. */
+static int check_with(const ot__mpi *m, const ot_solve_inputs *in, int passes,
+                      check_rec *r)
+{
+    const ot_view *v[3] = {&in->t0, &in->stops, &in->stops_dp};
+    static const char *const name[3] = {"t0", "stops", "stops_dp"};
+    for (int w = 0; w < 3; w++)
+        if (!ot_view_is_absent(*v[w]) && v[w]->layout.device.type != OT_CPU)
+            return ot_set_error(OT_ERR_DEVICE,
+                                "%s: must be in host memory for an MPI solve", name[w]);
+    const ot_layout *t0 = &in->t0.layout, *s = &in->stops.layout,
+                    *d = &in->stops_dp.layout;
+    r->has_t0 = !ot_view_is_absent(in->t0);
+    if (r->has_t0 && passes && (t0->ndim != 1 || t0->shape[0] != r->nlocal))
+        return ot_set_error(OT_ERR_SHAPE,
+                            "t0: %d axes, %lld values; per-lane starts are [k], k = %lld "
+                            "(this rank's lanes)",
+                            t0->ndim, (long long)t0->shape[0], (long long)r->nlocal);
+    if (!ot_view_is_absent(in->stops)) {
+        r->ns = s->shape[0];
+        r->stops_kind = s->ndim == 1 ? 1 : 2;
+        if (s->ndim > 2 || (s->ndim == 2 && passes && s->shape[1] != r->nlocal))
+            return ot_set_error(
+                OT_ERR_SHAPE,
+                "stops: %d axes, the last %lld; expected [nstops] for every "
+                "lane or [nstops, k], k = %lld (this rank's lanes)",
+                s->ndim, (long long)s->shape[s->ndim - 1], (long long)r->nlocal);
+        if (r->stops_kind == 1)
+            r->stops_hash = hash_view(in->stops, UINT64_C(0xcbf29ce484222325));
+    }
+    if (!ot_view_is_absent(in->stops_dp)) {
+        if (r->stops_kind == 0)
+            return ot_set_error(OT_ERR_ARG, "stops_dp: given, but there are no stops");
+        r->dp_kind = d->ndim == 2 ? 1 : 2;
+        if (d->ndim < 2 || d->shape[0] != m->desc.nparams || d->shape[1] != r->ns ||
+            (d->ndim == 3 && passes && d->shape[2] != r->nlocal))
+            return ot_set_error(
+                OT_ERR_SHAPE,
+                "stops_dp: %d axes; expected [np = %lld, nstops = %lld] for "
+                "every lane or [%lld, %lld, k], k = %lld (this rank's lanes)",
+                d->ndim, (long long)m->desc.nparams, (long long)r->ns,
+                (long long)m->desc.nparams, (long long)r->ns, (long long)r->nlocal);
+        if (r->dp_kind == 1)
+            r->stops_hash = hash_view(in->stops_dp, r->stops_hash);
+    }
+    return OT_OK;
+}
+
+/* This rank's record; a failure is kept in it, not returned. */
+static void check_local(ot__mpi *m, const ot_ode *ode, const ot_solve_inputs *in,
+                        const ot_mpi_options *opts, ot_solution **out, check_rec *r)
+{
+    const ot_view y0 = in->y0, params = in->params, t_eval = in->t_eval;
     r->input = opts->input;
     r->output = opts->output;
     r->root = opts->root;
@@ -202,12 +271,12 @@ static void check_local(ot__mpi *m, const ot_ode *ode, ot_view y0, ot_view param
         else if (m->sens && d->nsens == 0) /* the core's rule and words */
             st = ot_set_error(OT_ERR_ARG, "params: sensitivities need nparams >= 1 (or "
                                           "ot_ode_set_sens_initial)");
-        else if (d->records_events) /* the event tensors do not travel yet */
-            st = ot_set_error(OT_ERR_ARG,
-                              "event_actions: the MPI layer gathers stopping roots only "
-                              "(ot_solution_lane_root), not recorded or handled events; "
-                              "solve those per rank with ot_solve_dense");
     }
+    if (st == OT_OK && t_eval.layout.ndim == 2 && t_eval.layout.shape[1] > 1)
+        st = ot_set_error(OT_ERR_SHAPE,
+                          "t_eval: per-lane output times [nt, k] do not travel between "
+                          "ranks; pass one [nt] for every lane (per-lane times: "
+                          "ot_solve_*_with in each rank)");
     if (st == OT_OK)
         st = check_times(m, t_eval, m->desc.t0);
     if (st == OT_OK) {
@@ -219,6 +288,8 @@ static void check_local(ot__mpi *m, const ot_ode *ode, ot_view y0, ot_view param
         st = check_lanes(&m->desc, y0, params, r);
     if (st == OT_OK && m->adj)
         st = check_loss(m, passes, r);
+    if (st == OT_OK)
+        st = check_with(m, in, passes, r);
     r->status = st;
     if (st != OT_OK)
         snprintf(r->msg, sizeof r->msg, "%s (rank %d)", ot_last_error(), m->rank);
@@ -282,6 +353,52 @@ static int compare_loss(const check_rec *rec, int size)
     return OT_OK;
 }
 
+/* Starts, stops and stops_dp: per lane from every rank that passes lanes
+ * (the count of stops may differ: NaN pads them to the largest), for every
+ * lane the same on every rank. */
+static int compare_with(const check_rec *rec, int size)
+{
+    const int local = rec[0].input == OT_MPI_INPUT_LOCAL;
+    const check_rec *ref = NULL; /* the first rank that passes lanes */
+    for (int r = 0; r < size && ref == NULL; r++)
+        if ((local || r == rec[0].root) && rec[r].nlocal > 0)
+            ref = &rec[r];
+    for (int r = 0; ref && r < size; r++) {
+        const check_rec *c = &rec[r];
+        const int passes = (local || r == rec[0].root) && c->nlocal > 0;
+        if (passes && c->has_t0 != ref->has_t0)
+            return ot_set_error(OT_ERR_ARG,
+                                "t0: rank %d %s per-lane starts, rank %d %s; pass them "
+                                "with every rank's lanes or with none",
+                                r, c->has_t0 ? "passed" : "did not pass",
+                                (int)(ref - rec), ref->has_t0 ? "did" : "did not");
+        const int shared = ref->stops_kind == 1;
+        if ((passes || shared) &&
+            (c->stops_kind != ref->stops_kind || c->dp_kind != ref->dp_kind))
+            return ot_set_error(
+                OT_ERR_ARG,
+                "stops: rank %d passed %s (stops_dp %s), rank %d %s (%s); "
+                "stops for every lane go to every rank, per-lane stops "
+                "come with each rank's lanes",
+                r,
+                c->stops_kind == 0   ? "none"
+                : c->stops_kind == 1 ? "stops for every lane"
+                                     : "per-lane stops",
+                c->dp_kind ? "given" : "absent", (int)(ref - rec),
+                ref->stops_kind == 0   ? "none"
+                : ref->stops_kind == 1 ? "stops for every lane"
+                                       : "per-lane stops",
+                ref->dp_kind ? "given" : "absent");
+        if (shared && (c->ns != ref->ns || c->stops_hash != ref->stops_hash))
+            return ot_set_error(
+                OT_ERR_VALUE,
+                "stops: rank %d's stops (or stops_dp) for every lane differ "
+                "from rank %d's; every rank must pass the same",
+                r, (int)(ref - rec));
+    }
+    return OT_OK;
+}
+
 /* The verdict over all records: the same on every rank. */
 static int compare(const check_rec *rec, int size)
 {
@@ -327,6 +444,9 @@ static int compare(const check_rec *rec, int size)
                 "must pass the same times",
                 r);
     }
+    int st = compare_with(rec, size);
+    if (st != OT_OK)
+        return st;
     if (rec[0].input == OT_MPI_INPUT_LOCAL) {
         int64_t total = 0;
         for (int r = 0; r < size; r++) {
@@ -379,6 +499,23 @@ static int plan(ot__mpi *m, const check_rec *rec)
         if (m->lane_data)
             m->in_w += m->rows * m->nt * (1 + m->has_weights);
     }
+    const check_rec *ref = root; /* starts and stops: a rank that passes lanes */
+    for (int r = 0; m->opt.input == OT_MPI_INPUT_LOCAL && r < m->size; r++)
+        if (rec[r].nlocal > 0) {
+            ref = &rec[r];
+            break;
+        }
+    m->has_t0 = (int)ref->has_t0;
+    m->stops_kind = (int)ref->stops_kind;
+    m->dp_kind = (int)ref->dp_kind;
+    for (int r = 0; m->stops_kind && r < m->size; r++)
+        m->ns = rec[r].ns > m->ns ? rec[r].ns : m->ns;
+    m->t0_off = m->in_w;
+    m->in_w += m->has_t0;
+    m->stops_off = m->in_w;
+    m->in_w += m->stops_kind == 2 ? m->ns : 0;
+    m->dp_off = m->in_w;
+    m->in_w += m->dp_kind == 2 ? m->np * m->ns : 0;
     m->off = calloc((size_t)m->size + 1, sizeof *m->off);
     m->passed = calloc((size_t)m->size, sizeof *m->passed);
     if (m->off == NULL || m->passed == NULL)
@@ -417,13 +554,31 @@ static int plan(ot__mpi *m, const check_rec *rec)
     return OT_OK;
 }
 
-int ot__mpi_check(ot__mpi *m, const ot_ode *ode, ot_view y0, ot_view params,
-                  ot_view t_eval, const ot_mpi_options *opts, ot_solution **out)
+/* Stops (and stops_dp) for every lane as owned f64 copies on every rank. */
+static int copy_shared(ot__mpi *m, const ot_solve_inputs *in)
+{
+    if (m->stops_kind != 1)
+        return OT_OK;
+    const int64_t nd = m->dp_kind == 1 ? m->np * m->ns : 0;
+    m->stops = malloc((size_t)m->ns * sizeof *m->stops);
+    m->stops_dp = malloc((size_t)(nd > 0 ? nd : 1) * sizeof *m->stops_dp);
+    if (m->stops == NULL || m->stops_dp == NULL)
+        return ot_set_error(OT_ERR_NOMEM, "stops: cannot copy %lld stops on rank %d",
+                            (long long)m->ns, m->rank);
+    for (int64_t k = 0; k < m->ns; k++)
+        ot_view_get(in->stops, k, 0, 0, &m->stops[k]);
+    for (int64_t k = 0; k < nd; k++)
+        ot_view_get(in->stops_dp, k % m->np, k / m->np, 0, &m->stops_dp[k]);
+    return OT_OK;
+}
+
+int ot__mpi_check(ot__mpi *m, const ot_ode *ode, const ot_solve_inputs *in,
+                  const ot_mpi_options *opts, ot_solution **out)
 {
     check_rec *rec = calloc((size_t)m->size, sizeof *rec);
     check_rec mine;
     memset(&mine, 0, sizeof mine);
-    check_local(m, ode, y0, params, t_eval, opts, out, &mine);
+    check_local(m, ode, in, opts, out, &mine);
     /* Out of memory for the records is the one local failure that cannot
      * ride in them; every rank still joins the Allgather with its buffer. */
     int nomem = rec == NULL, any_nomem = 0;
@@ -441,8 +596,12 @@ int ot__mpi_check(ot__mpi *m, const ot_ode *ode, ot_view y0, ot_view params,
     int st = ot__mpi_err(m, rc, "MPI_Allgather (checking arguments)");
     if (st == OT_OK)
         st = compare(rec, m->size);
-    if (st == OT_OK)
-        st = ot__mpi_agree(m, plan(m, rec));
+    if (st == OT_OK) {
+        st = plan(m, rec);
+        if (st == OT_OK)
+            st = copy_shared(m, in);
+        st = ot__mpi_agree(m, st);
+    }
     free(rec);
     return st;
 }

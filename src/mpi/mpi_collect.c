@@ -46,10 +46,38 @@ static const char *lane_msg(const ot_solution *s, int64_t j)
  * lane, as doubles after its columns. */
 static int64_t grad_doubles(const ot__mpi *m) { return m->adj ? 2 + m->np + m->n : 0; }
 
+/* Doubles of a lane's recorded events: times and roots, before and after. */
+static int64_t event_doubles(const ot__mpi *m, int64_t events)
+{
+    return events * (2 + 2 * m->n);
+}
+
+static int64_t lane_events(const ot__mpi *m, const ot_solution *s, int64_t j)
+{
+    return m->has_events ? ot_solution_lane_event_count(s, j) : 0;
+}
+
+/* A record's bytes from its head's message length and event count. */
+static int64_t bytes_of(const ot__mpi *m, int64_t msg_len, int64_t events)
+{
+    return (int64_t)sizeof(ot__mpi_lane_head) + pad8(msg_len) +
+           (1 + m->nsens) * col_bytes(m) + 8 * grad_doubles(m) +
+           8 * event_doubles(m, events);
+}
+
 static int64_t record_bytes(const ot__mpi *m, const ot_solution *s, int64_t j)
 {
-    return (int64_t)sizeof(ot__mpi_lane_head) + pad8((int64_t)strlen(lane_msg(s, j))) +
-           (1 + m->nsens) * col_bytes(m) + 8 * grad_doubles(m);
+    return bytes_of(m, (int64_t)strlen(lane_msg(s, j)), lane_events(m, s, j));
+}
+
+/* Lane j's first `events` entries of event tensor w: their doubles' count
+ * per event (1, or n for the states) and where lane j's column starts. */
+static const double *event_col(const ot__mpi *m, const ot_tensor *t, int w, int64_t j,
+                               int64_t *per)
+{
+    const ot_layout *l = ot_tensor_layout(t);
+    *per = w >= OT_EVENT_BEFORE ? m->n : 1;
+    return (const double *)l->data + j * *per * l->shape[w >= OT_EVENT_BEFORE ? 1 : 0];
 }
 
 /* Lane j's gradient doubles (grad_doubles) of a block's solution into g;
@@ -83,6 +111,7 @@ static int64_t pack_lane(const ot__mpi *m, const ot_solution *s, int64_t j, int6
     h.root_index = root_index;
     ot_solution_lane_stats(s, j, &h.stats);
     h.msg_len = (int64_t)strlen(msg);
+    h.events = lane_events(m, s, j);
     char *p = dst;
     memcpy(p, &h, sizeof h);
     p += sizeof h;
@@ -100,6 +129,12 @@ static int64_t pack_lane(const ot__mpi *m, const ot_solution *s, int64_t j, int6
         grads_out(m, s, j, p);
         p += 8 * grad_doubles(m);
     }
+    for (int w = OT_EVENT_TIMES; h.events > 0 && w <= OT_EVENT_AFTER; w++) {
+        int64_t per;
+        const double *c = event_col(m, ot_solution_event_tensor(s, w), w, j, &per);
+        memcpy(p, c, (size_t)(h.events * per) * sizeof *c);
+        p += h.events * per * (int64_t)sizeof *c;
+    }
     return p - dst;
 }
 
@@ -107,7 +142,7 @@ static int64_t pack_lane(const ot__mpi *m, const ot_solution *s, int64_t j, int6
  * (which owns them) and kept here to write the lanes' columns into. */
 typedef struct {
     ot_solution *sol;
-    ot_tensor *ys, **sens, *grads[3];
+    ot_tensor *ys, **sens, *grads[3], *events[4];
 } landing;
 
 /* One lane's results from its record head and message into lane b. */
@@ -160,8 +195,59 @@ static int unpack(const ot__mpi *m, const char *p, const char *end, const landin
             if (st == OT_OK)
                 st = ot_solution_set_lane_adjoint_bytes(d->sol, b, (int64_t)bytes);
         }
+        for (int w = OT_EVENT_TIMES; h.events > 0 && w <= OT_EVENT_AFTER; w++) {
+            int64_t per;
+            double *c = (double *)(uintptr_t)event_col(m, d->events[w], w, b, &per);
+            memcpy(c, p, (size_t)(h.events * per) * sizeof *c);
+            p += h.events * per * (int64_t)sizeof *c;
+        }
+        if (st == OT_OK && m->has_events)
+            st = ot_solution_set_lane_event_count(d->sol, b, h.events);
     }
     return st;
+}
+
+/* The most events any lane in the received records has (1 at least, as a
+ * solve's event tensors). */
+static int64_t most_events(const ot__mpi *m, char *const *recv, const int64_t *rbytes)
+{
+    int64_t most = 1;
+    for (int r = 0; r < m->size; r++)
+        for (const char *p = recv[r]; p && p < recv[r] + rbytes[r];) {
+            ot__mpi_lane_head h;
+            memcpy(&h, p, sizeof h);
+            most = h.events > most ? h.events : most;
+            p += bytes_of(m, h.msg_len, h.events);
+        }
+    return most;
+}
+
+/* The event tensors of the landing, NaN until lanes land in them. */
+static int new_events(const ot__mpi *m, landing *d, int64_t most)
+{
+    const int64_t nl = ot_solution_nbatch(d->sol), s2[2] = {most, nl},
+                  s3[3] = {m->n, most, nl};
+    int st = OT_OK;
+    for (int w = OT_EVENT_TIMES; st == OT_OK && w <= OT_EVENT_AFTER; w++) {
+        const int state = w >= OT_EVENT_BEFORE;
+        ot_tensor *t = NULL;
+        st = ot_tensor_new(&t, OT_F64, state ? 3 : 2, state ? s3 : s2);
+        if (st == OT_OK) {
+            double *v = ot_tensor_layout(t)->data;
+            for (int64_t i = 0; i < (state ? m->n : 1) * most * nl; i++)
+                v[i] = NAN;
+            st = ot_solution_attach_event_tensor(d->sol, w, t);
+        }
+        if (st != OT_OK) {
+            ot_tensor_free(t);
+            return ot_set_error(st,
+                                "outputs: cannot allocate the events of %lld lanes "
+                                "on rank %d (%s)",
+                                (long long)nl, m->rank, ot_last_error());
+        }
+        d->events[w] = t;
+    }
+    return OT_OK;
 }
 
 /* A new tensor attached to sol at once (so that sol frees it), NULL when
@@ -246,6 +332,14 @@ static int alloc_side(char **buf, const int64_t *bytes, int size, int rank)
 int ot__mpi_collect(ot__mpi *m, ot_solution **out)
 {
     const double t0 = MPI_Wtime();
+    /* Events travel when the block solves recorded them (a rank that solved
+     * no block learns it from the others). */
+    int mine = 0;
+    for (int64_t i = 0; i < m->nsolved; i++)
+        mine |= ot_solution_event_tensor(m->blk_sol[i], OT_EVENT_TIMES) != NULL;
+    int rc = MPI_Allreduce(&mine, &m->has_events, 1, MPI_INT, MPI_MAX, m->comm);
+    if (rc != MPI_SUCCESS)
+        return ot__mpi_err(m, rc, "MPI_Allreduce (events)");
     xbufs x = {0};
     x.bytes = calloc(2 * (size_t)m->size, sizeof *x.bytes);
     x.send = calloc(2 * (size_t)m->size, sizeof *x.send);
@@ -295,6 +389,8 @@ int ot__mpi_collect(ot__mpi *m, ot_solution **out)
     }
     if (st == OT_OK)
         st = ot__mpi_move(m, x.send, x.bytes, x.recv, x.rbytes);
+    if (st == OT_OK && d.sol && m->has_events)
+        st = new_events(m, &d, most_events(m, x.recv, x.rbytes));
     for (int r = 0; st == OT_OK && d.sol && r < m->size; r++)
         st = unpack(m, x.recv[r], x.recv[r] + x.rbytes[r], &d, base);
     xbufs_free(&x, m->size);

@@ -96,6 +96,37 @@ static int poll_hook(int64_t done, int64_t total, void *user)
     return 0; /* the MPI layer never cancels */
 }
 
+/* The block's starts and stops: views into its packed inputs (per lane),
+ * over the copies for every lane, and (a [k] view being compact) over the
+ * starts gathered into t0 [blen]. */
+static int with_views(const ot__mpi *m, double *in, int64_t blen, double *t0,
+                      ot_solve_inputs *v)
+{
+    const ot_device cpu = {OT_CPU, 0};
+    const int64_t w = m->in_w * (int64_t)sizeof(double), d = sizeof(double);
+    int s = OT_OK;
+    if (m->has_t0) {
+        for (int64_t b = 0; b < blen; b++)
+            t0[b] = in[b * m->in_w + m->t0_off];
+        s = ot_view_make(&v->t0, t0, OT_F64, cpu, 1, &blen, NULL);
+    }
+    if (s == OT_OK && m->stops_kind == 1)
+        s = ot_view_make(&v->stops, m->stops, OT_F64, cpu, 1, &m->ns, NULL);
+    if (s == OT_OK && m->stops_kind == 2) {
+        const int64_t sh[2] = {m->ns, blen}, st[2] = {d, w};
+        s = ot_view_make(&v->stops, in + m->stops_off, OT_F64, cpu, 2, sh, st);
+    }
+    if (s == OT_OK && m->dp_kind == 1) {
+        const int64_t sh[2] = {m->np, m->ns};
+        s = ot_view_make(&v->stops_dp, m->stops_dp, OT_F64, cpu, 2, sh, NULL);
+    }
+    if (s == OT_OK && m->dp_kind == 2) {
+        const int64_t sh[3] = {m->np, m->ns, blen}, st[3] = {d, m->np * d, w};
+        s = ot_view_make(&v->stops_dp, in + m->dp_off, OT_F64, cpu, 3, sh, st);
+    }
+    return s;
+}
+
 /* Solves block k from its packed inputs; keeps the solution. */
 static void solve_block(ot__mpi *m, int64_t k, double *in)
 {
@@ -124,15 +155,23 @@ static void solve_block(ot__mpi *m, int64_t k, double *in)
             s = ot_view_make(&loss.weights, in + m->data_off + m->rows * m->nt, OT_F64,
                              cpu, 3, ds, dst);
     }
+    ot_solve_inputs vin = ot_solve_inputs_make(y0, p, t);
+    double *t0 = NULL;
+    if (s == OT_OK && m->has_t0 && (t0 = malloc((size_t)blen * sizeof *t0)) == NULL)
+        s = ot_set_error(OT_ERR_NOMEM, "t0: cannot allocate %lld starts",
+                         (long long)blen);
+    if (s == OT_OK)
+        s = with_views(m, in, blen, t0, &vin);
     ot_solution *sol = NULL;
     ot_solve_options run = m->run; /* callbacks read the lanes' global indices */
     run.lane_offset = lo;
-    const double t0 = MPI_Wtime();
+    const double tw = MPI_Wtime();
     if (s == OT_OK)
-        s = m->adj    ? ot_solve_adjoint_opts(m->ode, y0, p, t, &loss, &run, &sol)
-            : m->sens ? ot_solve_fwd_sens_opts(m->ode, y0, p, t, &run, &sol)
-                      : ot_solve_dense_opts(m->ode, y0, p, t, &run, &sol);
-    m->info.t_solve += MPI_Wtime() - t0;
+        s = m->adj    ? ot_solve_adjoint_with_opts(m->ode, &vin, &loss, &run, &sol)
+            : m->sens ? ot_solve_fwd_sens_with_opts(m->ode, &vin, &run, &sol)
+                      : ot_solve_dense_with_opts(m->ode, &vin, &run, &sol);
+    m->info.t_solve += MPI_Wtime() - tw;
+    free(t0);
     if (s == OT_ERR_LANES_FAILED)
         s = OT_OK; /* lane failures travel with the lanes */
     if (s == OT_OK && m->nsolved == m->cap_solved) {

@@ -27,6 +27,7 @@
  * 8) and its output columns follow it. */
 typedef struct {
     int64_t lane, status, count, root_index, msg_len;
+    int64_t events; /* its recorded events (their columns follow its outputs) */
     double root_time;
     ot_lane_stats stats;
 } ot__mpi_lane_head;
@@ -47,6 +48,14 @@ typedef struct {
     int lane_data;    /* data [rows, nt] per lane, packed in the store */
     int has_weights;  /* ... with weights packed after it */
     int64_t data_off; /* a lane's data in its store record: after y0, params */
+    /* ot_mpi_solve_*_with: per-lane starts (at t0_off in a lane's store
+     * record), stops and their derivatives in p: kind 0 none, 1 for every
+     * lane (the owned copies stops [ns], stops_dp [np, ns]), 2 per lane (at
+     * stops_off, NaN-padded to ns, and dp_off in the record). */
+    int has_t0, stops_kind, dp_kind;
+    int64_t ns, t0_off, stops_off, dp_off;
+    double *stops, *stops_dp;
+    int has_events; /* the solutions carry event tensors */
     int64_t n, np, rows, nt, nsens, nbatch, block, nblocks;
     int has_y0, has_roots;
     size_t isz;      /* bytes per output element */
@@ -74,12 +83,13 @@ int ot__mpi_agree(ot__mpi *m, int st);
 
 /* Collective: checks and compares every rank's arguments and fills the sizes,
  * m->t, m->off and m->passed. Same status on every rank. */
-int ot__mpi_check(ot__mpi *m, const ot_ode *ode, ot_view y0, ot_view params,
-                  ot_view t_eval, const ot_mpi_options *opts, ot_solution **out);
+int ot__mpi_check(ot__mpi *m, const ot_ode *ode, const ot_solve_inputs *in,
+                  const ot_mpi_options *opts, ot_solution **out);
 
 /* Collective: fills the root's input store from the LOCAL slices or the
- * ROOT's batch, checking that the values are finite. */
-int ot__mpi_inputs(ot__mpi *m, ot_view y0, ot_view params);
+ * ROOT's batch (y0, params, per-lane loss data, starts, stops and their
+ * derivatives), checking that y0 and params are finite. */
+int ot__mpi_inputs(ot__mpi *m, const ot_solve_inputs *in);
 
 /* Collective: deals and solves every block. A failure to solve a block is
  * kept in m->hard and the dealing goes on, so no rank is left waiting;

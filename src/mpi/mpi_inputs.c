@@ -37,10 +37,34 @@ static void pack_table(ot_view v, int64_t rows, int64_t nt, int64_t j, double *d
             ot_view_get(v, r, i, j, &dst[i * rows + r]);
 }
 
-/* Packs nlane lanes of y0/params (and per-lane loss data) into dst
- * ([in_w, nlane]). */
-static int pack(const ot__mpi *m, ot_view y0, ot_view params, int64_t nlane, double *dst)
+/* Lane j's start, stops (NaN past its own) and their derivatives (0 past
+ * its stops) into its record. */
+static void pack_with(const ot__mpi *m, const ot_solve_inputs *in, int64_t j,
+                      double *lane)
 {
+    if (m->has_t0)
+        ot_view_get(in->t0, j, 0, 0, &lane[m->t0_off]);
+    if (m->stops_kind != 2)
+        return;
+    const int64_t ns = in->stops.layout.shape[0];
+    for (int64_t k = 0; k < m->ns; k++) {
+        lane[m->stops_off + k] = NAN;
+        if (k < ns)
+            ot_view_get(in->stops, k, j, 0, &lane[m->stops_off + k]);
+        for (int64_t i = 0; m->dp_kind == 2 && i < m->np; i++) {
+            double *d = &lane[m->dp_off + k * m->np + i];
+            *d = 0;
+            if (k < ns)
+                ot_view_get(in->stops_dp, i, k, j, d);
+        }
+    }
+}
+
+/* Packs nlane lanes of y0/params (and per-lane loss data, starts and
+ * stops) into dst ([in_w, nlane]). */
+static int pack(const ot__mpi *m, const ot_solve_inputs *in, int64_t nlane, double *dst)
+{
+    const ot_view y0 = in->y0, params = in->params;
     const int64_t ny = m->has_y0 ? m->n : 0;
     for (int64_t j = 0; j < nlane; j++) {
         double *lane = dst + j * m->in_w;
@@ -56,6 +80,7 @@ static int pack(const ot__mpi *m, ot_view y0, ot_view params, int64_t nlane, dou
                 pack_table(m->loss.weights, m->rows, m->nt, j,
                            lane + m->data_off + cells);
         }
+        pack_with(m, in, j, lane);
     }
     return OT_OK;
 }
@@ -71,7 +96,7 @@ static double *alloc_doubles(int64_t count, int64_t *bytes, const char *what, in
     return p;
 }
 
-int ot__mpi_inputs(ot__mpi *m, ot_view y0, ot_view params)
+int ot__mpi_inputs(ot__mpi *m, const ot_solve_inputs *in)
 {
     const int root = m->opt.root;
     const int64_t mine = m->passed[m->rank];
@@ -85,7 +110,7 @@ int ot__mpi_inputs(ot__mpi *m, ot_view y0, ot_view params)
     if (st == OT_OK && m->rank != root && mine > 0)
         buf = alloc_doubles(mine * m->in_w, &bytes, "inputs", m->rank, &st);
     if (st == OT_OK && mine > 0)
-        st = pack(m, y0, params, mine,
+        st = pack(m, in, mine,
                   m->rank != root ? buf
                   : m->opt.input == OT_MPI_INPUT_ROOT
                       ? m->store

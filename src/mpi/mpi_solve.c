@@ -68,13 +68,15 @@ static void release(ot__mpi *m)
     free(m->t);
     free(m->off);
     free(m->passed);
+    free(m->stops);
+    free(m->stops_dp);
     if (m->comm != MPI_COMM_NULL)
         MPI_Comm_free(&m->comm);
 }
 
-static int solve(int sens, const ot_loss *loss, const ot_ode *ode, ot_view y0,
-                 ot_view params, ot_view t_eval, MPI_Comm comm,
-                 const ot_mpi_options *opts, ot_solution **out, ot_mpi_info *info)
+static int solve(int sens, const ot_loss *loss, const ot_ode *ode,
+                 const ot_solve_inputs *in, MPI_Comm comm, const ot_mpi_options *opts,
+                 ot_solution **out, ot_mpi_info *info)
 {
     int up = 0, down = 0;
     if (MPI_Initialized(&up) != MPI_SUCCESS || !up ||
@@ -83,6 +85,8 @@ static int solve(int sens, const ot_loss *loss, const ot_ode *ode, ot_view y0,
                                         "finalized); call MPI_Init first");
     if (comm == MPI_COMM_NULL)
         return ot_set_error(OT_ERR_ARG, "comm: MPI_COMM_NULL");
+    if (in == NULL) /* every rank passes it, as every rank passes comm */
+        return ot_set_error(OT_ERR_ARG, "in: NULL");
     const double t_start = MPI_Wtime();
     ot__mpi m;
     memset(&m, 0, sizeof m);
@@ -104,11 +108,11 @@ static int solve(int sens, const ot_loss *loss, const ot_ode *ode, ot_view y0,
     int st = ot__mpi_err(&m, rc, "MPI_Comm_dup (comm)");
     const ot_mpi_options def = ot_mpi_options_default();
     if (st == OT_OK)
-        st = ot__mpi_check(&m, ode, y0, params, t_eval, opts ? opts : &def, out);
+        st = ot__mpi_check(&m, ode, in, opts ? opts : &def, out);
     m.info.t_check = MPI_Wtime() - t_start;
     if (st == OT_OK) {
         const double t0 = MPI_Wtime();
-        st = ot__mpi_agree(&m, ot__mpi_inputs(&m, y0, params));
+        st = ot__mpi_agree(&m, ot__mpi_inputs(&m, in));
         m.info.t_scatter = MPI_Wtime() - t0;
     }
     if (st == OT_OK)
@@ -136,19 +140,44 @@ int ot_mpi_solve_dense(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_
                        MPI_Comm comm, const ot_mpi_options *opts, ot_solution **out,
                        ot_mpi_info *info)
 {
-    return solve(0, NULL, ode, y0, params, t_eval, comm, opts, out, info);
+    const ot_solve_inputs in = ot_solve_inputs_make(y0, params, t_eval);
+    return solve(0, NULL, ode, &in, comm, opts, out, info);
 }
 
 int ot_mpi_solve_fwd_sens(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
                           MPI_Comm comm, const ot_mpi_options *opts, ot_solution **out,
                           ot_mpi_info *info)
 {
-    return solve(1, NULL, ode, y0, params, t_eval, comm, opts, out, info);
+    const ot_solve_inputs in = ot_solve_inputs_make(y0, params, t_eval);
+    return solve(1, NULL, ode, &in, comm, opts, out, info);
 }
 
 int ot_mpi_solve_adjoint(const ot_ode *ode, ot_view y0, ot_view params, ot_view t_eval,
                          const ot_loss *loss, MPI_Comm comm, const ot_mpi_options *opts,
                          ot_solution **out, ot_mpi_info *info)
 {
-    return solve(2, loss, ode, y0, params, t_eval, comm, opts, out, info);
+    const ot_solve_inputs in = ot_solve_inputs_make(y0, params, t_eval);
+    return solve(2, loss, ode, &in, comm, opts, out, info);
+}
+
+int ot_mpi_solve_dense_with(const ot_ode *ode, const ot_solve_inputs *in, MPI_Comm comm,
+                            const ot_mpi_options *opts, ot_solution **out,
+                            ot_mpi_info *info)
+{
+    return solve(0, NULL, ode, in, comm, opts, out, info);
+}
+
+int ot_mpi_solve_fwd_sens_with(const ot_ode *ode, const ot_solve_inputs *in,
+                               MPI_Comm comm, const ot_mpi_options *opts,
+                               ot_solution **out, ot_mpi_info *info)
+{
+    return solve(1, NULL, ode, in, comm, opts, out, info);
+}
+
+int ot_mpi_solve_adjoint_with(const ot_ode *ode, const ot_solve_inputs *in,
+                              const ot_loss *loss, MPI_Comm comm,
+                              const ot_mpi_options *opts, ot_solution **out,
+                              ot_mpi_info *info)
+{
+    return solve(2, loss, ode, in, comm, opts, out, info);
 }

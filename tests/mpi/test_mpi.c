@@ -554,29 +554,8 @@ static void one_bad_rank(fault f, int expect, const char *names)
     ot_ode_free(o);
 }
 
-/* Recorded or handled events stay per rank: the MPI layer refuses them. */
-static void events_refused(void)
-{
-    ot_ode *o = model(ROOTS, 2);
-    const int record = OT_EVENT_RECORD;
-    if (ot_ode_set_event_actions(o, &record) != OT_OK)
-        fail("event_actions: %s", ot_last_error());
-    ot_mpi_options opt = ot_mpi_options_default();
-    ot_solution *sol = NULL;
-    ot_mpi_info info;
-    const int st =
-        ot_mpi_solve_dense(o, ot_view_absent(), mat(parf, OT_F32, NPAR, N),
-                           mat(times, OT_F64, NT, -1), MPI_COMM_WORLD, &opt, &sol, &info);
-    if (st != OT_ERR_ARG || !strstr(ot_last_error(), "gathers stopping roots only"))
-        fail("recorded events: %s, \"%s\"", ot_status_name(st), ot_last_error());
-    ot_solution_free(sol);
-    ot_ode_free(o);
-}
-
 static void test_errors(void)
 {
-    events_refused();
-    report("recorded events: OT_ERR_ARG on every rank");
     one_bad_rank(BAD_ROWS, OT_ERR_SHAPE, "params");
     report("one rank's params has wrong rows: OT_ERR_SHAPE on every rank");
     if (slice_off(size) - slice_off(size - 1) > 0) {
