@@ -115,9 +115,9 @@ OT_API int ot_records_subject(const ot_records *records, int64_t s, double *id,
 OT_API int64_t ot_records_columns(const ot_records *records);
 OT_API const char *ot_records_column_name(const ot_records *records, int64_t j);
 
-/* The column called name (case-insensitive): *values points to its rows
- * values, row r at values[r - 1], NaN where missing; borrowed, valid while
- * the records live.
+/* The column called name (case-insensitive): *values points to its values,
+ * one per row, row r at values[r - 1], NaN where missing; borrowed, valid
+ * while the records live.
  * @return OT_OK; OT_ERR_ARG for NULL arguments or no such column (the
  * message lists the columns). */
 OT_API int ot_records_column(const ot_records *records, const char *name,
@@ -207,7 +207,8 @@ typedef struct ot_dose_plan ot_dose_plan;
  * parameter); a constant infusion at steady state also has no end. ADDL
  * repeats the dose (not the reset or steady-state marker) at TIME + k II.
  * A reset cancels the ends of the infusions running when it comes.
- * Observations are the rows with EVID 0 and MDV not 1.
+ * Observations are the rows with EVID 0 and MDV not 1; an EVID 0 row with
+ * MDV 1, like EVID 2, gives an OTHER action.
  * Ownership: on OT_OK *out is the caller's, freed with ot_dose_plan_free();
  * the plan does not refer to records, which may be freed first. On failure
  * *out is NULL.
