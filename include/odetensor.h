@@ -8,5 +8,6 @@
 #include "odetensor/dlpack.h"
 #include "odetensor/ode.h"
 #include "odetensor/solution.h"
+#include "odetensor/dosing.h"
 
 #endif /* ODETENSOR_H */

@@ -37,6 +37,7 @@ Suite *assemble_suite(void);
 Suite *solve_options_suite(void);
 Suite *messages_suite(void);
 Suite *zeno_suite(void);
+Suite *dosing_suite(void);
 
 /* A test case named name in s, each test limited to timeout seconds. */
 static inline TCase *ot_test_tcase(Suite *s, const char *name, double timeout)
