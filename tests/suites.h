@@ -38,6 +38,7 @@ Suite *solve_options_suite(void);
 Suite *messages_suite(void);
 Suite *zeno_suite(void);
 Suite *dosing_suite(void);
+Suite *dosing_plan_suite(void);
 
 /* A test case named name in s, each test limited to timeout seconds. */
 static inline TCase *ot_test_tcase(Suite *s, const char *name, double timeout)
