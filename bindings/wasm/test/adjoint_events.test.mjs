@@ -71,20 +71,24 @@ function height(T, h0, e) {
   return v * (T - t) - G * (T - t) ** 2 / 2;
 }
 
-test('solveAdjoint through handled roots: the bouncing ball against the flight formula, both modes', () => {
+test('the bouncing ball through handled roots against the flight formula: solveAdjoint and solveFwdSens, both modes', () => {
   const T = 2.5, h0s = [1, 2], es = [0.8, 0.7];
+  const ball = {
+    nstates: 2, nparams: 1,
+    rhs(t, y, p, d, k) { for (let b = 0; b < k; b++) { d[2 * b] = y[2 * b + 1]; d[2 * b + 1] = -G; } },
+    roots(t, y, p, g, k) { for (let b = 0; b < k; b++) g[b] = y[2 * b]; },
+    nroots: 1, rootDirections: ['falling'], eventActions: ['handle'],
+    onEvent(t, root, y, p) { y[1] = -p[0] * y[1]; },
+    y0: [h0s[0], 0, h0s[1], 0], params: es, tEval: [T],
+  };
   for (const mode of ['lanes', 'lockstep']) {
     const sol = ot.solveAdjoint({
-      nstates: 2, nparams: 1,
-      rhs(t, y, p, d, k) { for (let b = 0; b < k; b++) { d[2 * b] = y[2 * b + 1]; d[2 * b + 1] = -G; } },
-      roots(t, y, p, g, k) { for (let b = 0; b < k; b++) g[b] = y[2 * b]; },
-      nroots: 1, rootDirections: ['falling'], eventActions: ['handle'],
-      onEvent(t, root, y, p) { y[1] = -p[0] * y[1]; },
-      y0: [h0s[0], 0, h0s[1], 0], params: es, tEval: [T],
-      loss: (t, i, y, p, g, dgdy) => { g[0] = y[0]; dgdy[0] = 1; },
-      options: { mode, ...tight },
+      ...ball, loss: (t, i, y, p, g, dgdy) => { g[0] = y[0]; dgdy[0] = 1; }, options: { mode, ...tight },
     });
+    const fwd = ot.solveFwdSens({ ...ball, options: { mode, sensInitial: true, ...tight } });
     assert.ok(sol.ok, sol.message.join('; '));
+    assert.ok(fwd.ok, fwd.message.join('; '));
+    assert.equal(fwd.sens.length, 3); // d / d e, then d / d y0 (h0, v0)
     for (let b = 0; b < 2; b++) {
       const [h0, e] = [h0s[b], es[b]], dh = 1e-6 * h0, de = 1e-6;
       assert.ok(Math.abs(sol.loss.get(b) - height(T, h0, e)) < 1e-8, `${mode} h(T) lane ${b}`);
@@ -92,8 +96,12 @@ test('solveAdjoint through handled roots: the bouncing ball against the flight f
       const dH = (height(T, h0 + dh, e) - height(T, h0 - dh, e)) / (2 * dh);
       assert.ok(Math.abs(sol.gradParams.get(0, b) - dE) < 1e-6 * Math.abs(dE), `${mode} lane ${b} dh/de ${sol.gradParams.get(0, b)} vs ${dE}`);
       assert.ok(Math.abs(sol.gradY0.get(0, b) - dH) < 1e-6 * Math.abs(dH), `${mode} lane ${b} dh/dh0 ${sol.gradY0.get(0, b)} vs ${dH}`);
+      const [fE, fH] = [fwd.sens[0].get(0, 0, b), fwd.sens[1].get(0, 0, b)];
+      assert.ok(Math.abs(fE - dE) < 1e-6 * Math.abs(dE), `${mode} lane ${b} forward dh/de ${fE} vs ${dE}`);
+      assert.ok(Math.abs(fH - dH) < 1e-6 * Math.abs(dH), `${mode} lane ${b} forward dh/dh0 ${fH} vs ${dH}`);
     }
     sol.dispose();
+    fwd.dispose();
   }
 });
 
