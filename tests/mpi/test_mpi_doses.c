@@ -193,8 +193,9 @@ static void same_lane(const ot_solution *got, int64_t b, const ot_solution *ref,
 }
 
 /* entry 0 dense, 1 sensitivities, 2 adjoint; shared: one list of stops for
- * every lane; gather: outputs to the root. */
-static void test_doses(int entry, int lockstep, int shared, int gather)
+ * every lane; gather: outputs to the root; root_style: the root passes
+ * every lane's inputs (the others t_eval and, when shared, the stops). */
+static void test_doses(int entry, int lockstep, int shared, int gather, int root_style)
 {
     ot_ode *o = model(lockstep);
     const int with_dp = entry > 0, starts = !lockstep;
@@ -207,11 +208,18 @@ static void test_doses(int entry, int lockstep, int shared, int gather)
                           : ot_solve_adjoint_with(o, &all, &full, &ref);
     if (st != OT_OK)
         fail("reference: %s", ot_last_error());
-    const int64_t lo = slice_off(rank), k = slice_off(rank + 1) - lo;
+    const int64_t lo = root_style ? 0 : slice_off(rank),
+                  k = root_style ? N : slice_off(rank + 1) - lo;
     ot_solve_inputs mine = inputs(lo, k, shared, with_dp, starts);
-    const ot_loss part =
-        ot_loss_squares(view(data + NT * lo, 3, 1, NT, k), ot_view_absent());
+    ot_loss part = ot_loss_squares(view(data + NT * lo, 3, 1, NT, k), ot_view_absent());
+    if (root_style && rank != 0) { /* ignored there: pass nothing */
+        mine.y0 = mine.params = mine.t0 = ot_view_absent();
+        if (!shared)
+            mine.stops = mine.stops_dp = ot_view_absent();
+        part.data = ot_view_absent();
+    }
     ot_mpi_options opt = ot_mpi_options_default();
+    opt.input = root_style ? OT_MPI_INPUT_ROOT : OT_MPI_INPUT_LOCAL;
     opt.block = lockstep ? 8 : 3;
     opt.output = gather ? OT_MPI_OUTPUT_GATHER : OT_MPI_OUTPUT_DISTRIBUTED;
     ot_mpi_info info;
@@ -290,20 +298,27 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     make_data();
-    test_doses(0, 0, 0, 0);
+    test_doses(0, 0, 0, 0, 0);
     report("per-lane doses and starts, lanes mode: outputs and events = one process");
-    test_doses(0, 0, 1, 1);
+    test_doses(0, 0, 1, 1, 0);
     report("doses for every lane, gathered at the root: = one process");
-    test_doses(1, 0, 0, 0);
+    test_doses(1, 0, 0, 0, 0);
     report("sensitivities through per-lane doses with a lag (stops_dp): = one process");
-    test_doses(2, 0, 0, 0);
+    test_doses(2, 0, 0, 0, 0);
     report("the adjoint through per-lane doses with a lag: gradients = one process");
-    test_doses(2, 0, 1, 1);
+    test_doses(2, 0, 1, 1, 0);
     report("the adjoint through doses for every lane, gathered: = one process");
-    test_doses(0, 1, 0, 0);
+    test_doses(0, 1, 0, 0, 0);
     report("lockstep blocks of 8 with per-lane doses: = one process, same blocks");
-    test_doses(2, 1, 0, 0);
+    test_doses(2, 1, 0, 0, 0);
     report("lockstep adjoint through per-lane doses: = one process, same blocks");
+    test_doses(0, 0, 0, 0, 1);
+    report("the root passes every lane's doses and starts, shares distributed: = one "
+           "process");
+    test_doses(2, 0, 0, 1, 1);
+    report("the root passes per-lane doses and data, gathers the adjoint: = one process");
+    test_doses(1, 0, 1, 0, 1);
+    report("the root passes the lanes, every rank the shared doses: = one process");
     test_refusals();
     report(
         "refused on every rank: per-lane times, stops_dp alone, shapes, kinds, values");
