@@ -226,6 +226,10 @@ static int check_with(const ot__mpi *m, const ot_solve_inputs *in, int passes,
         if (r->stops_kind == 0)
             return ot_set_error(OT_ERR_ARG, "stops_dp: given, but there are no stops");
         r->dp_kind = d->ndim == 2 ? 1 : 2;
+        if (r->dp_kind == 1 && r->stops_kind == 2)
+            return ot_set_error(
+                OT_ERR_SHAPE, "stops_dp: [np, nstops] for every lane, but the stops are "
+                              "per lane; pass [np, nstops, k] with them");
         if (d->ndim < 2 || d->shape[0] != m->desc.nparams || d->shape[1] != r->ns ||
             (d->ndim == 3 && passes && d->shape[2] != r->nlocal))
             return ot_set_error(

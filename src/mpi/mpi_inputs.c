@@ -44,13 +44,13 @@ static void pack_with(const ot__mpi *m, const ot_solve_inputs *in, int64_t j,
 {
     if (m->has_t0)
         ot_view_get(in->t0, j, 0, 0, &lane[m->t0_off]);
-    if (m->stops_kind != 2)
-        return;
-    const int64_t ns = in->stops.layout.shape[0];
+    const int64_t ns = m->stops_kind ? in->stops.layout.shape[0] : 0;
     for (int64_t k = 0; k < m->ns; k++) {
-        lane[m->stops_off + k] = NAN;
-        if (k < ns)
-            ot_view_get(in->stops, k, j, 0, &lane[m->stops_off + k]);
+        if (m->stops_kind == 2) {
+            lane[m->stops_off + k] = NAN;
+            if (k < ns)
+                ot_view_get(in->stops, k, j, 0, &lane[m->stops_off + k]);
+        }
         for (int64_t i = 0; m->dp_kind == 2 && i < m->np; i++) {
             double *d = &lane[m->dp_off + k * m->np + i];
             *d = 0;

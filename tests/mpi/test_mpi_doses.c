@@ -127,8 +127,8 @@ static ot_view view(const double *d, int ndim, int64_t s0, int64_t s1, int64_t s
     return v;
 }
 
-/* The inputs of lanes [lo, lo + k): per-lane stops (or one list for every
- * lane: lane 0's), stops_dp with them, and starts when asked. */
+/* The inputs of lanes [lo, lo + k): per-lane stops (or, shared, one list
+ * for every lane: lane 2's), stops_dp with them, and starts when asked. */
 static ot_solve_inputs inputs(int64_t lo, int64_t k, int shared, int with_dp, int starts)
 {
     ot_solve_inputs in = ot_solve_inputs_make(
@@ -136,9 +136,9 @@ static ot_solve_inputs inputs(int64_t lo, int64_t k, int shared, int with_dp, in
     /* for every lane: lane 2's three doses */
     in.stops =
         shared ? view(stops + 2 * NS, 1, NS, 0, 0) : view(stops + NS * lo, 2, NS, k, 0);
-    if (with_dp)
-        in.stops_dp = shared ? view(dp + 2 * NP * NS, 2, NP, NS, 0)
-                             : view(dp + NP * NS * lo, 3, NP, NS, k);
+    if (with_dp) /* shared 2: stops for every lane, their derivatives per lane */
+        in.stops_dp = shared == 1 ? view(dp + 2 * NP * NS, 2, NP, NS, 0)
+                                  : view(dp + NP * NS * lo, 3, NP, NS, k);
     if (starts)
         in.t0 = view(t0s + lo, 1, k, 0, 0);
     return in;
@@ -275,6 +275,11 @@ static void test_refusals(void)
             OT_ERR_SHAPE, "stops: 2 axes");
     refused(ot_mpi_solve_dense_with(o, NULL, MPI_COMM_WORLD, &opt, &sol, NULL),
             OT_ERR_ARG, "in: NULL");
+    in = inputs(lo, k, 0, 0, 0);
+    in.stops_dp = view(dp, 2, NP, NS, 0);
+    refused(ot_mpi_solve_fwd_sens_with(o, &in, MPI_COMM_WORLD, &opt, &sol, NULL),
+            OT_ERR_SHAPE,
+            "stops_dp: [np, nstops] for every lane, but the stops are per lane");
     if (size > 1) {
         /* rank 0 passes stops for every lane, the others per lane */
         in = inputs(lo, k, rank == 0, 0, 0);
@@ -317,6 +322,8 @@ int main(int argc, char **argv)
            "process");
     test_doses(2, 0, 0, 1, 1);
     report("the root passes per-lane doses and data, gathers the adjoint: = one process");
+    test_doses(1, 0, 2, 0, 0);
+    report("doses for every lane with per-lane stops_dp: sensitivities = one process");
     test_doses(1, 0, 1, 0, 1);
     report("the root passes the lanes, every rank the shared doses: = one process");
     test_refusals();
