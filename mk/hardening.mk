@@ -107,8 +107,15 @@ define fuzz_run
 	done
 endef
 
+# The fuzz build is ASan + UBSan (build/fuzz) whatever SANITIZE says: CI's
+# SANITIZE=1 pass would repeat the same runs.
+ifeq ($(SANITIZE),1)
+test-fuzz:
+	@echo "fuzz: skipped under SANITIZE=1 (build/fuzz always runs under ASan + UBSan; make check runs it)"
+else
 test-fuzz: fuzz-bin
 	$(call fuzz_run,$(FUZZ_CHECK_TIME))
+endif
 
 fuzz:
 	@sh scripts/deps.sh check fuzz
