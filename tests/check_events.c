@@ -431,6 +431,19 @@ static int dose(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p, 
     return 0;
 }
 
+/* The dosed one-compartment problem in test variant i's mode and method. */
+static ot_ode *elim_ode(int i)
+{
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 1, 2, elim_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_mode(ode, EV_MODE(i)), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_method(ode, EV_METHOD(i)), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_atol(ode, 1e-12), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_event_handler(ode, dose), OT_OK, NULL);
+    return ode;
+}
+
 static double dosed(double t, double t0, double y0, double ke, double amount,
                     const double *stops, int n)
 {
@@ -453,13 +466,7 @@ START_TEST(scheduled_doses_match_the_superposition)
                                    0.5, nan, nan};
     const double t[NT * NB] = {0, 1, 2.5, 6, 0.5, 3, 4, nan, 0.25, 0.75, 2, 8};
     const double p[2 * NB] = {0.3, 1.0, 0.5, 2.0, 1.0, 0.5}, y0 = 0.2;
-    ot_ode *ode = NULL;
-    ck_assert_status(ot_ode_new(&ode, 1, 2, elim_rhs, NULL), OT_OK, NULL);
-    ck_assert_status(ot_ode_set_mode(ode, EV_MODE(_i)), OT_OK, NULL);
-    ck_assert_status(ot_ode_set_method(ode, EV_METHOD(_i)), OT_OK, NULL);
-    ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
-    ck_assert_status(ot_ode_set_atol(ode, 1e-12), OT_OK, NULL);
-    ck_assert_status(ot_ode_set_event_handler(ode, dose), OT_OK, NULL);
+    ot_ode *ode = elim_ode(_i);
     ot_solve_inputs in =
         ot_solve_inputs_make(st_vec(&y0, 1), st_mat(p, 2, NB), st_mat(t, NT, NB));
     in.stops = st_mat(stops, NS, NB);
@@ -535,14 +542,8 @@ START_TEST(a_stop_no_lane_takes_leaves_the_others_outputs_alone)
     const double stops[NS * NB] = {1, 9, nan, nan, 0.25, 6};
     const double t[NT * NB] = {0.5, 2, 4, 5, 7, 10, 0.1, 0.5, nan};
     const double p[2 * NB] = {0.3, 1.0, 0.5, 2.0, 1.0, 0.5}, y0 = 0.2;
-    ot_ode *ode = NULL;
-    ck_assert_status(ot_ode_new(&ode, 1, 2, elim_rhs, NULL), OT_OK, NULL);
-    ck_assert_status(ot_ode_set_mode(ode, EV_MODE(_i)), OT_OK, NULL);
-    ck_assert_status(ot_ode_set_method(ode, EV_METHOD(_i)), OT_OK, NULL);
+    ot_ode *ode = elim_ode(_i);
     ck_assert_status(ot_ode_set_threads(ode, 1), OT_OK, NULL);
-    ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
-    ck_assert_status(ot_ode_set_atol(ode, 1e-12), OT_OK, NULL);
-    ck_assert_status(ot_ode_set_event_handler(ode, dose), OT_OK, NULL);
     ot_solve_inputs in =
         ot_solve_inputs_make(st_vec(&y0, 1), st_mat(p, 2, NB), st_mat(t, NT, NB));
     in.stops = st_mat(stops, NS, NB);

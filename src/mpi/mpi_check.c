@@ -118,6 +118,20 @@ static int check_options(const ot__mpi *m, const ot_mpi_options *o)
     return OT_OK;
 }
 
+/* A hash of v's values in column-major order (any dtype). */
+static uint64_t hash_view(ot_view v, uint64_t h)
+{
+    const int64_t *sh = v.layout.shape;
+    for (int64_t c = 0; c < (v.layout.ndim > 2 ? sh[2] : 1); c++)
+        for (int64_t j = 0; j < (v.layout.ndim > 1 ? sh[1] : 1); j++)
+            for (int64_t i = 0; i < sh[0]; i++) {
+                double x;
+                ot_view_get(v, i, j, c, &x);
+                h = fnv(h, &x, sizeof x);
+            }
+    return h;
+}
+
 /* data or weights of an MPI adjoint: f64 on the host, [rows, nt] (every
  * lane) or [rows, nt, k] (per lane: k this rank's lanes, or 0 on a rank
  * that passes no lanes). @return its kind (1 or 2) in *kind. */
@@ -163,31 +177,10 @@ static int check_loss(const ot__mpi *m, int passes, check_rec *r)
                           wk == 2 ? "per lane" : "for every lane",
                           r->data_kind == 2 ? "per lane" : "for every lane");
     uint64_t h = UINT64_C(0xcbf29ce484222325);
-    for (int w = 0; st == OT_OK && r->data_kind == 1 && w < 1 + r->has_weights; w++) {
-        const ot_view v = w ? l->weights : l->data;
-        for (int64_t i = 0; i < m->nt; i++)
-            for (int64_t q = 0; q < m->desc.rows; q++) {
-                double x;
-                ot_view_get(v, q, i, 0, &x);
-                h = fnv(h, &x, sizeof x);
-            }
-    }
+    for (int w = 0; st == OT_OK && r->data_kind == 1 && w < 1 + r->has_weights; w++)
+        h = hash_view(w ? l->weights : l->data, h);
     r->data_hash = h;
     return st;
-}
-
-/* A hash of v's values in column-major order (any dtype). */
-static uint64_t hash_view(ot_view v, uint64_t h)
-{
-    const int64_t *sh = v.layout.shape;
-    for (int64_t c = 0; c < (v.layout.ndim > 2 ? sh[2] : 1); c++)
-        for (int64_t j = 0; j < (v.layout.ndim > 1 ? sh[1] : 1); j++)
-            for (int64_t i = 0; i < sh[0]; i++) {
-                double x;
-                ot_view_get(v, i, j, c, &x);
-                h = fnv(h, &x, sizeof x);
-            }
-    return h;
 }
 
 /* ot_mpi_solve_*_with's starts, stops and stops_dp on this rank: host
