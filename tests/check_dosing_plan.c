@@ -61,7 +61,7 @@ START_TEST(an_infusion_ends_after_amt_over_rate_or_dur)
         ck_assert_int_eq(a[i].dose, dose[i]);
         ck_assert_double_eq(a[i].rate, rate[i]);
         ck_assert_double_eq(a[i].duration, dur[i]);
-        ck_assert_int_eq(a[i].rate_kind, OT_RATE_DATA);
+        ck_assert_int_eq(a[i].rate_kind, row[i] == 1 ? OT_RATE_DATA : OT_DURATION_DATA);
         ck_assert_int_eq(a[i].state, 1);
         ck_assert_int_eq(a[i].cmt, 2);
     }

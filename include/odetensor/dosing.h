@@ -1,6 +1,7 @@
-/* odetensor dosing layer: NONMEM-style event records and the per-subject
- * dosing plan expanded from them. Data only: nothing here solves; a later
- * layer turns a plan into stops, handlers and per-lane output times.
+/* odetensor dosing layer: NONMEM-style event records, the per-subject
+ * dosing plan expanded from them, and solves from a plan (at the end: the
+ * plan's doses become each lane's scheduled stops, rates and output
+ * times around the user's model).
  *
  * Records. A table of rows with these columns (names case-insensitive; any
  * may be absent, except ID and TIME):
@@ -46,6 +47,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "solution.h"
 #include "status.h"
 
 #ifdef __cplusplus
@@ -149,7 +151,8 @@ typedef enum ot_dose_kind {
 
 /* How an infusion's rate and duration are known (ot_dose_action.rate_kind). */
 typedef enum ot_rate_kind {
-    OT_RATE_DATA = 0,         /* rate and duration from RATE or DUR */
+    OT_RATE_DATA = 0,         /* rate from RATE; duration AMT/RATE */
+    OT_DURATION_DATA = 1,     /* duration from DUR; rate AMT/DUR */
     OT_RATE_MODELLED = -1,    /* RATE -1: rate from a parameter; duration AMT/rate */
     OT_DURATION_MODELLED = -2 /* RATE -2: duration from a parameter */
 } ot_rate_kind;
@@ -245,6 +248,111 @@ OT_API int ot_dose_plan_actions(const ot_dose_plan *plan, int64_t s,
 OT_API int ot_dose_plan_observations(const ot_dose_plan *plan, int64_t s, int64_t *n,
                                      const double **times, const int32_t **at_dose,
                                      const int64_t **rows);
+
+/* ---- Solving from a plan ------------------------------------------------ */
+
+/* How a model takes its doses, per compartment c (CMT c + 1, c from 0 to
+ * the plan's ncmt - 1). Each array is [ncmt] parameter indices (0-based
+ * rows of the solve's params), -1 where none applies, or NULL for -1
+ * everywhere:
+ *   f         bioavailability F: a dose's amount is F AMT (-1: F = 1);
+ *   lag       the lag ALAG: a dose at TIME is given at TIME + ALAG (its
+ *             infusion starts and ends later by ALAG; -1: no lag);
+ *   rate      the rate of RATE -1 doses into c (needed by them);
+ *   duration  the duration of RATE -2 doses into c (needed by them).
+ * As in NONMEM, F scales a zero-order dose's duration when its rate is data
+ * (RATE > 0, or modelled with RATE -1) and its rate when its duration is
+ * (DUR, or RATE -2). Parameters that give times or amounts may be fitted:
+ * the sensitivities and the adjoint go through them (the stops move with
+ * ALAG and with an infusion's duration).
+ * post_dose  0 (the default): an observation at a dose time shows the
+ *            state before the dose (NONMEM's trough; every dose, reset and
+ *            steady state at that time applied after it); 1: after them.
+ *            Either way the state before and after each dose time is in the
+ *            solution's event tensors.
+ * ss_tol     steady state (SS 1/2): the fixed point of the dosing interval's
+ *            map P is accepted when the weighted RMS norm of P(y) - y, with
+ *            the problem's rtol and atol, is <= ss_tol (0: the default 1);
+ * ss_max_iter  Newton iterations at most (0: the default 20);
+ * ss_interval  the interval over which a constant infusion at steady state
+ *            (SS 1, RATE > 0, II 0) is solved for its equilibrium, in time
+ *            units (0: the default 1; any interval gives the same
+ *            equilibrium, a longer one the better conditioned Newton step
+ *            for slow models).
+ * Make one with ot_dose_model_make, then set what the model has. */
+typedef struct ot_dose_model {
+    const int64_t *f, *lag, *rate, *duration;
+    int post_dose;
+    double ss_tol;
+    int64_t ss_max_iter;
+    double ss_interval;
+} ot_dose_model;
+OT_API ot_dose_model ot_dose_model_make(void);
+
+/* The plan's compartment count and compartment c's (0-based) state index;
+ * -1 for a NULL plan or c out of range. */
+OT_API int64_t ot_dose_plan_compartments(const ot_dose_plan *plan);
+OT_API int64_t ot_dose_plan_cmt_state(const ot_dose_plan *plan, int64_t c);
+
+/* Solves every subject of plan as one lane (lane s is subject s) of ode,
+ * at the subject's observation times. ode is the user's model as for
+ * ot_solve_dense: its rhs sees only its own states and parameters; the
+ * doses are applied around it:
+ *   a bolus adds F AMT to its compartment's state;
+ *   a zero-order infusion adds its rate to the compartment's derivative
+ *   from its start to its end (overlapping infusions summed);
+ *   a reset (EVID 3, 4) returns the state to the lane's y0 (or init's) and
+ *   ends every running infusion;
+ *   SS 1 replaces the state by the periodic steady state of the record's
+ *   dose repeated every II (ending running infusions; the constant
+ *   infusion's: its equilibrium), SS 2 adds that steady state, then the
+ *   record's dose is given; both by Newton on the interval's map with its
+ *   Jacobian from forward sensitivities (linear models: exact to the
+ *   solver's tolerance after one step; the accuracy is the map's: ss_tol
+ *   and the solve's tolerances);
+ *   actions of one subject at one time are applied in record order, one
+ *   scheduled stop.
+ * Every subject starts at the problem's t0 from y0 ([n] or [n, nsubjects];
+ * absent: init computes it). params: [np] or [np, nsubjects] (covariates
+ * from ot_records_covariate go in here). Internally each compartment that
+ * receives an infusion adds one rate parameter after the user's (the
+ * callbacks, the loss and the results see only the user's np).
+ * The solution: ts [nobs, nsubjects] with each subject's observation times
+ * (ot_dose_plan_observations; NaN-padded), ys [rows, nobs, nsubjects];
+ * every dose time of a subject is a recorded event (OT_EVENT_TIMES and
+ * its state before and after; root -1 - k for the subject's k-th dose
+ * time). Lanes mode and lockstep on the CPU (each subject's doses its own
+ * stops; CUDA refuses scheduled stops); the problem's own roots and
+ * handler keep working. A subject whose parameters give an impossible
+ * dose (F < 0, ALAG < 0, a rate or duration <= 0, a steady state with
+ * ALAG or an infusion longer than II, no fixed point within ss_max_iter)
+ * fails alone (OT_ERR_VALUE or OT_ERR_SOLVER, the message naming its ID
+ * and row).
+ * Ownership: as ot_solve_dense; plan and model stay the caller's.
+ * @return as ot_solve_dense; OT_ERR_ARG for NULL ode, plan or model, a
+ * parameter index outside [0, np), a subject without observations or
+ * with a record before t0, a RATE -1/-2 dose without its parameter
+ * (the message naming the row). */
+OT_API int ot_dose_solve_dense(const ot_ode *ode, const ot_dose_plan *plan,
+                               const ot_dose_model *model, ot_view y0, ot_view params,
+                               ot_solution **out);
+
+/* As ot_dose_solve_dense, plus forward sensitivities to the user's np
+ * parameters (and to y0 with ot_ode_set_sens_initial): through every dose,
+ * F, ALAG, modelled rates and durations, resets and steady states
+ * (implicit differentiation of the fixed point: dy/dp = (I - P_y)^-1 P_p).
+ * sens(j) is [rows, nobs, nsubjects]. */
+OT_API int ot_dose_solve_fwd_sens(const ot_ode *ode, const ot_dose_plan *plan,
+                                  const ot_dose_model *model, ot_view y0, ot_view params,
+                                  ot_solution **out);
+
+/* As ot_dose_solve_dense, plus the loss (ot_solve_adjoint; data and
+ * weights [rows, nobs] or [rows, nobs, nsubjects], a NaN datum adding no
+ * term) and its gradients by the adjoint through every dose:
+ * OT_GRAD_PARAMS [np, nsubjects], OT_GRAD_Y0. */
+OT_API int ot_dose_solve_adjoint(const ot_ode *ode, const ot_dose_plan *plan,
+                                 const ot_dose_model *model, ot_view y0, ot_view params,
+                                 const ot_loss *loss, ot_solution **out);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,8 @@
 
 struct ot_dose_plan {
     int64_t nsubj;
+    int64_t ncmt;
+    int64_t *cmt_state;   /* [ncmt] */
     double *ids;          /* [nsubj] */
     int64_t *act_first;   /* [nsubj + 1]: subject s's actions [first[s], first[s+1]) */
     ot_dose_action *acts; /* every subject's, in order */
@@ -141,6 +143,7 @@ static void expand(const ot_records *r, int64_t i, const int64_t *cmt_state, key
         base.rate = NAN;
         base.duration = NAN;
     } else if (f == INFUSION) {
+        base.rate_kind = rate > 0 ? OT_RATE_DATA : OT_DURATION_DATA;
         base.rate = rate > 0 ? rate : amt / dur;
         base.duration = rate > 0 ? amt / rate : dur;
     } else if (f == CONSTANT) {
@@ -337,6 +340,8 @@ int ot_dose_plan_new(const ot_records *records, int64_t ncmt, const int64_t *cmt
     }
     for (int64_t c = 0; c < ncmt; c++)
         map[c] = cmt_state != NULL ? cmt_state[c] : c;
+    pl->ncmt = ncmt;
+    pl->cmt_state = map; /* the plan's from here */
     pl->nsubj = records->nsubj;
     pl->ids = malloc((size_t)(pl->nsubj > 0 ? pl->nsubj : 1) * sizeof *pl->ids);
     if (pl->ids == NULL)
@@ -349,7 +354,6 @@ int ot_dose_plan_new(const ot_records *records, int64_t ncmt, const int64_t *cmt
         st = actions(pl, records, map);
     if (st == OT_OK)
         st = observations(pl);
-    free(map);
     if (st != OT_OK) {
         ot_dose_plan_free(pl);
         return st;
@@ -363,6 +367,7 @@ void ot_dose_plan_free(ot_dose_plan *plan)
     if (plan == NULL)
         return;
     free(plan->ids);
+    free(plan->cmt_state);
     free(plan->act_first);
     free(plan->acts);
     free(plan->obs_first);
@@ -429,4 +434,14 @@ int ot_dose_plan_observations(const ot_dose_plan *plan, int64_t s, int64_t *n,
     if (rows != NULL)
         *rows = count > 0 ? plan->obs_row + a : NULL;
     return OT_OK;
+}
+
+int64_t ot_dose_plan_compartments(const ot_dose_plan *plan)
+{
+    return plan == NULL ? -1 : plan->ncmt;
+}
+
+int64_t ot_dose_plan_cmt_state(const ot_dose_plan *plan, int64_t c)
+{
+    return plan == NULL || c < 0 || c >= plan->ncmt ? -1 : plan->cmt_state[c];
 }
