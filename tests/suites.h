@@ -39,6 +39,7 @@ Suite *messages_suite(void);
 Suite *zeno_suite(void);
 Suite *dosing_suite(void);
 Suite *dosing_plan_suite(void);
+Suite *stop_outputs_suite(void);
 
 /* A test case named name in s, each test limited to timeout seconds. */
 static inline TCase *ot_test_tcase(Suite *s, const char *name, double timeout)
