@@ -40,6 +40,7 @@ Suite *zeno_suite(void);
 Suite *dosing_suite(void);
 Suite *dosing_plan_suite(void);
 Suite *dose_solve_suite(void);
+Suite *stop_outputs_suite(void);
 
 /* A test case named name in s, each test limited to timeout seconds. */
 static inline TCase *ot_test_tcase(Suite *s, const char *name, double timeout)

@@ -286,6 +286,18 @@ OT_API int ot_ode_set_event_jac(ot_ode *ode, ot_event_jac_fn jac);
 /* At most max_events recorded events per lane (>= 1; default 10,000); a
  * lane with more fails alone (OT_ERR_SOLVER), keeping what it recorded. */
 OT_API int ot_ode_set_max_events(ot_ode *ode, int64_t max_events);
+/* Where an output at a scheduled stop's time stands (ot_solve_dense_with's stops):
+ * 0 (the default): after the stop (its handler's changes show); 1: before it (the
+ * state the handler gets; NONMEM's pre-dose observation at a dose time).
+ * With 1, a stop at t0 is taken after outputs at t0, and a stop at a lane's
+ * last output time comes after that output, past its outputs: it is not
+ * taken (nor recorded), as stops after it. Every mode, forward
+ * sensitivities (the output's sensitivities before the jump) and the adjoint
+ * (an output's loss term before the stop's jump). Handled roots are not
+ * stops: an output at a root's time shows the state after its handler
+ * either way. @return OT_OK, OT_ERR_ARG (ode NULL) or OT_ERR_VALUE (before
+ * not 0 or 1). */
+OT_API int ot_ode_set_outputs_before_stops(ot_ode *ode, int before);
 
 /* Options. Each checks its value and returns OT_OK, or OT_ERR_ARG /
  * OT_ERR_VALUE with a message naming the option and the rule. */

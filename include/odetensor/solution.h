@@ -76,8 +76,10 @@ OT_API int ot_solve_dense(const ot_ode *ode, ot_view y0, ot_view params, ot_view
  *          y[gut] += amount, an infusion rate in p switched), and the lane
  *          restarts there. A stop at t0 is taken before the start; a stop at
  *          an output time is taken before that output, which shows the state
- *          after it. Each stop is recorded as an event (root -1 - k). Needs
- *          an event handler;
+ *          after it (with ot_ode_set_outputs_before_stops: after the output,
+ *          which shows the state before it, NONMEM's pre-dose observation).
+ *          Each stop is recorded as an event (root -1 - k). Needs an event
+ *          handler;
  *   stops_dp [np, nstops] (every lane) or [np, nstops, nbatch]
  *          (ot_solve_fwd_sens_with, ot_solve_adjoint_with): d stop_k / d p_j, for stop
  * times that move with a parameter (a dose lag: stop = t_dose + p[lag] has 1 in row lag);

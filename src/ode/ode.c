@@ -107,6 +107,8 @@ SET_AT_LEAST(ot_ode_set_krylov_dim, int, krylov_maxl, "krylov_dim", 0,
 SET_EITHER(ot_ode_set_mode, ot_mode, mode, "mode", OT_LANES, OT_LOCKSTEP, OT_ERR_ARG)
 SET_EITHER(ot_ode_set_output_dtype, ot_dtype, out_dtype, "output_dtype", OT_F32, OT_F64,
            OT_ERR_DTYPE)
+SET_EITHER(ot_ode_set_outputs_before_stops, int, outputs_before_stops,
+           "outputs_before_stops", 0, 1, OT_ERR_VALUE)
 
 /* nout/nroots and their callback come and go together. */
 static int check_count_fn(const ot_ode *ode, const char *fn, const char *what,

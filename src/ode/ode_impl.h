@@ -7,7 +7,7 @@
 
 /* sizeof(struct ot_ode) on 64-bit targets; ode_info.c checks it so that a
  * new field is not forgotten in the options fingerprint. */
-#define OT__ODE_STRUCT_SIZE 344
+#define OT__ODE_STRUCT_SIZE 352
 
 /* The default step limit: per output interval in dense and sensitivity
  * solves, in all for every-step solves (ot_solve). CVODE's own 500 stops
@@ -55,6 +55,8 @@ struct ot_ode {
     ot_psetup_fn psetup;    /* OT_LINSOL_GMRES's preconditioner, or NULL */
     ot_psolve_fn psolve;
     int64_t pwork; /* doubles of work per lane for the preconditioner */
+    /* 1: an output at a stop's time shows the state before the stop. */
+    int outputs_before_stops;
 };
 
 /* Whether any root records events (OT_EVENT_RECORD or OT_EVENT_HANDLE). */

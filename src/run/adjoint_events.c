@@ -420,6 +420,17 @@ static int jump_output(ot__unit *u, ot__run_adj *a, double t)
     return moved;
 }
 
+/* Whether segment s began at a scheduled stop: its events (the last not
+ * yet jumped is e) are a stop's. One restart follows each call that takes
+ * roots or stops, so a segment's events are all roots or all stops. */
+static int starts_at_stop(const ot__adj_ev *E, int64_t s, int64_t e)
+{
+    if (e < 0)
+        return 0;
+    const double *slot = E->ev.y + e * E->ev.width;
+    return (int64_t)slot[EV_SEG] == s && slot[EV_STOP] >= 0;
+}
+
 /* The segments last to first. @return 1 at t0 with a lane running. */
 static int backward(ot__unit *u, ot__run_adj *a)
 {
@@ -445,7 +456,13 @@ static int backward(ot__unit *u, ot__run_adj *a)
         int restart = 1; /* the segment's re-run re-initialised CVODES' adjoint */
         if (te > ts && rerun(u, a, s, te) != 1)
             return 0;
-        for (double to = output_before(u); to >= ts; to = output_before(u)) {
+        /* An output at ts belongs to the segment: it came after the events
+         * that start it, unless they are stops and outputs stand before
+         * them (ot_ode_set_outputs_before_stops): then it is segment s - 1's
+         * last, taken after these events' jump. */
+        const int past_ts = u->plan->ode->outputs_before_stops && starts_at_stop(E, s, e);
+        for (double to = output_before(u); to > ts || (to == ts && !past_ts);
+             to = output_before(u)) {
             if (to < tcur) { /* its outputs, last first */
                 if (back_to(u, a, &made, restart, &tcur, to) != 1)
                     return 0;

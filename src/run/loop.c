@@ -362,10 +362,14 @@ void ot__run_dense(ot__unit *u)
             nts = nus = 0;
         }
     const double last = nts > 0 ? times[nts - 1] : pl->t0;
+    /* An output at a stop's time shows the state after the stop, or with
+     * outputs_before_stops the state before it: the output loop then takes
+     * the stops at tout after the output, those at the start included. */
+    const int before = pl->ode->outputs_before_stops;
     N_Vector y = NULL;
     int r = 1;
     /* Stops at the start come before it. */
-    for (; r == 1 && ks < nus && stops[ks] == u->t_restart; ks++) {
+    for (; r == 1 && !before && ks < nus && stops[ks] == u->t_restart; ks++) {
         y = u->ops->restart_state(u, u->ops->target(u, OT__TARGET_STOP));
         r = ot__run_take_stops(u, stops[ks], y, last);
     }
@@ -373,21 +377,30 @@ void ot__run_dense(ot__unit *u)
                         !ot__progress_cancelled(pl->prog);
          i++) {
         const double tout = times[i];
-        /* Stops up to and at tout: an output at a stop shows the state after. */
-        for (; r == 1 && ks < nus && stops[ks] <= tout; ks++)
+        /* Stops before tout, and those at tout unless they come after it. */
+        for (; r == 1 && ks < nus && (stops[ks] < tout || (!before && stops[ks] == tout));
+             ks++)
             if ((r = reach(u, stops[ks], 1, OT__TARGET_STOP, &y)) == 1)
                 r = ot__run_take_stops(u, stops[ks], y, last);
         if (r != 1)
             break;
         for (int64_t b = 0; b < u->k; b++)
             u->at[b] = -1;
-        if ((r = reach(u, tout, u->ig->m->exact_outputs, i, &y)) < 0)
+        /* A stop at tout still to come: reach tout exactly, never past it,
+         * as reach does for the stop itself (the state its handler gets). */
+        const int at_stop = before && ks < nus && stops[ks] == tout;
+        if ((r = reach(u, tout, at_stop || u->ig->m->exact_outputs, i, &y)) < 0)
             break;
         if (r == 1)
             check_crossings(u, tout, y);
         if (ot__run_emit(u, i, tout, y, shared) != OT_OK)
             break;
         report(u, (double)(i + 1) / (double)nts);
+        /* Then the stops at tout. At the last output they are past every
+         * lane's outputs (a lane of per-lane times is done at its own
+         * last), so, as stops after it, not taken. */
+        for (; r == 1 && at_stop && i + 1 < nts && ks < nus && stops[ks] == tout; ks++)
+            r = ot__run_take_stops(u, tout, y, last);
     }
     drop_run_parts(u); /* done with its times, stops and guard */
     u->ops->stats(u);
