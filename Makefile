@@ -112,7 +112,7 @@ LIB_SRC := src/core/error.c src/core/memory.c src/core/sun_memory.c \
            src/lockstep/setup.c src/lockstep/loops.c src/lockstep/cpu.c src/lockstep/callbacks.c src/lockstep/alone.c \
            src/lockstep/lane_vector.c src/lockstep/block_dense.c src/lockstep/adjoint.c \
            src/dosing/records.c src/dosing/csv.c src/dosing/validate.c src/dosing/plan.c \
-           src/dosing/schedule.c src/dosing/wrap.c src/dosing/steady.c src/dosing/solve.c \
+           src/dosing/schedule.c src/dosing/wrap.c src/dosing/steady.c src/dosing/observe.c src/dosing/solve.c \
            src/cuda/none.c
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
 TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/check_dlpack_own.c \
@@ -126,7 +126,7 @@ TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/c
             tests/check_methods.c tests/check_linsol.c tests/check_mode_events.c \
             tests/check_callback_lane.c tests/check_lanes_alone.c tests/check_layer_api.c \
             tests/check_assemble.c tests/check_solve_options.c tests/check_messages.c tests/check_zeno.c \
-            tests/check_dosing.c tests/check_dosing_plan.c tests/check_dose_solve.c tests/check_stop_outputs.c
+            tests/check_dosing.c tests/check_dosing_plan.c tests/check_dose_solve.c tests/check_dose_ss.c tests/check_dose_grad.c tests/check_stop_outputs.c
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/obj/%.o)
 EXAMPLES := dlpack_tour robertson lotka_volterra sensitivity_decay bouncing_ball user_jacobian \
             seir_peak population_pk fit_lotka_volterra fit_population_pk

@@ -40,6 +40,8 @@ Suite *zeno_suite(void);
 Suite *dosing_suite(void);
 Suite *dosing_plan_suite(void);
 Suite *dose_solve_suite(void);
+Suite *dose_ss_suite(void);
+Suite *dose_grad_suite(void);
 Suite *stop_outputs_suite(void);
 
 /* A test case named name in s, each test limited to timeout seconds. */

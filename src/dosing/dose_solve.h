@@ -26,8 +26,8 @@ typedef enum {
 
 /* How an infusion's rate and duration follow from the data and p. */
 typedef enum {
-    OT__RATE_DATA = 0, /* rate from RATE; duration F AMT / rate */
-    OT__DUR_DATA = 1,  /* duration from DUR; rate F AMT / DUR */
+    OT__RATE_DATA = 0,  /* rate from RATE; duration F AMT / rate */
+    OT__DUR_DATA = 1,   /* duration from DUR; rate F AMT / DUR */
     OT__RATE_PARAM = 2, /* rate p[rate]; duration F AMT / rate */
     OT__DUR_PARAM = 3   /* duration p[duration]; rate F AMT / duration */
 } ot__rate_form;
@@ -84,7 +84,7 @@ typedef struct {
     const int64_t *fp, *lagp, *ratep, *durp; /* [ncmt] each, or NULL (none) */
     double ss_interval;                      /* a constant infusion's (model) */
     double ss_tol;                           /* the fixed point's (model) */
-    ot__dose_lane *lanes;      /* [nbatch] of the solve being run */
+    ot__dose_lane *lanes;                    /* [nbatch] of the solve being run */
     int64_t nlanes;
 } ot__dose_ctx;
 
@@ -116,6 +116,18 @@ void ot__dose_lane_free(ot__dose_lane *L);
  * that could not run. */
 int ot__dose_steady(ot__dose_ctx *c, const struct ot_ode *intervals, ot__dose_lane *lanes,
                     int64_t nlanes, const double *pfull, int with_dp, int64_t max_iter);
+
+/* Subject s's first observation at exactly t from index from on, or -1. */
+int64_t ot__dose_obs_at(const ot_dose_plan *plan, int64_t s, double t, int64_t from);
+
+/* Writes again the outputs (and with sens their sensitivities) at each
+ * observation at a steady state's time, in the pre-dose convention: the
+ * steady state's trough instead of the state before the stop (observe.c).
+ * A lane whose out function fails there fails. @return OT_OK, or
+ * OT_ERR_NOMEM / OT_ERR_SOLVER (an event record missing). */
+int ot__dose_ss_outputs(const ot__dose_ctx *c, const ot_dose_plan *plan,
+                        const ot__dose_lane *lanes, const double *pfull, int sens,
+                        ot_solution *sol);
 
 /* The wrapped problem: a copy of the user's with its np grown by the
  * slots, every callback forwarded with the user's np rows of p, rates added

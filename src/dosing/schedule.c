@@ -78,7 +78,8 @@ int ot__dose_infusion(const ot__dose_ctx *c, const ot__dose_op *op, const double
             snprintf(what, sizeof what, "its duration p[%lld] is %g", (long long)di, d);
         else
             snprintf(what, sizeof what, "F AMT is %g (rate %g, duration %g)", fa, r, d);
-        snprintf(msg, msg_len, "row %lld: an infusion needs a rate and a duration > 0; %s",
+        snprintf(msg, msg_len,
+                 "row %lld: an infusion needs a rate and a duration > 0; %s",
                  (long long)op->row, what);
         return -1;
     }
@@ -92,7 +93,7 @@ typedef struct {
     int64_t seq;  /* plan order, the tie-break: actions keep record order */
     int64_t dose; /* an infusion's number (its on and off), or -1 */
     ot__dose_op op;
-    int64_t lagi;  /* the lag's parameter, or -1 */
+    int64_t lagi;   /* the lag's parameter, or -1 */
     int64_t ddi[2]; /* an end's duration: its parameters (-1: none) */
     double ddv[2];
 } timed;
@@ -268,7 +269,11 @@ static int timed_ops(const ot__dose_ctx *c, const ot_dose_action *acts, int64_t 
         e->op = op;
         e->lagi = li;
         e->ddi[0] = e->ddi[1] = -1;
-        if (op.kind == OT__OP_RATE_ON) {
+        if (op.kind == OT__OP_RATE_ON && a->duration == INFINITY) { /* constant */
+            double r;
+            if (ot__dose_infusion(c, &op, p, &r, NULL, NULL, NULL, why, sizeof why))
+                return lane_fails(L, id, why);
+        } else if (op.kind == OT__OP_RATE_ON) {
             double r, d;
             if (ot__dose_infusion(c, &op, p, &r, &d, w->drate, w->ddur, why, sizeof why))
                 return lane_fails(L, id, why);
@@ -373,8 +378,8 @@ int ot__dose_lane_build(const ot__dose_ctx *c, const ot_dose_plan *plan, int64_t
     w.row = malloc((size_t)(np + 1) * sizeof *w.row);
     char *open = malloc((size_t)nd), *gone = malloc((size_t)nd);
     L->ss = calloc((size_t)nss + 1, sizeof *L->ss);
-    int st = w.e && w.ddur && w.drate && w.row && open && gone && L->ss ? OT_OK
-                                                                       : OT_ERR_NOMEM;
+    int st =
+        w.e && w.ddur && w.drate && w.row && open && gone && L->ss ? OT_OK : OT_ERR_NOMEM;
     if (st == OT_OK)
         st = timed_ops(c, acts, nact, p, L, &w, ndose, id);
     if (st == OT_OK && L->status == OT_OK) {

@@ -65,8 +65,8 @@ static int check_model(const ot_dose_model *m, int64_t ncmt, int64_t np, const c
 
 /* The plan against the problem: times from t0, observations, modelled
  * rates' parameters; and the compartments that take infusions (slots). */
-static int check_plan(job *j, const ot_dose_plan *plan, const ot_dose_model *m,
-                      double t0, const char *fn)
+static int check_plan(job *j, const ot_dose_plan *plan, const ot_dose_model *m, double t0,
+                      const char *fn)
 {
     const int64_t ncmt = j->c.ncmt;
     j->c.slot_of = malloc((size_t)ncmt * sizeof *j->c.slot_of);
@@ -207,6 +207,32 @@ static int finish(job *j, ot_solution *sol, int kind)
     return OT_OK;
 }
 
+/* An observation at a steady state's time shows its trough (observe.c):
+ * not through the adjoint's loss, nor (SS 2) through an out function's
+ * sensitivities, whose state sensitivities before the stop are not kept. */
+static int ss_observed(const job *j, const ot_dose_plan *plan, int64_t b, int kind,
+                       const char *fn)
+{
+    const ot__dose_lane *L = &j->lanes[b];
+    for (int64_t m = 0; kind != DENSE && m < L->nss; m++) {
+        const ot__dose_ss *ss = &L->ss[m];
+        if (ot__dose_obs_at(plan, b, ss->t, 0) < 0 ||
+            (kind == SENS && (ss->ss == 1 || j->c.user->out == NULL)))
+            continue;
+        double id = 0;
+        ot_dose_plan_subject_id(plan, b, &id);
+        return ot__fail(OT_ERR_ARG,
+                        "%s: row %lld (ID %.15g), SS: an observation at the steady "
+                        "state's time %g shows its trough, which %s does not take "
+                        "yet; observe after it, or set model->post_dose",
+                        fn, (long long)ss->dose.row, id, ss->t,
+                        kind == ADJ ? "the adjoint"
+                                    : "an out function's sensitivity "
+                                      "with SS 2");
+    }
+    return OT_OK;
+}
+
 static int dose_solve(int kind, const ot_ode *ode, const ot_dose_plan *plan,
                       const ot_dose_model *model, ot_view y0, ot_view params,
                       const ot_loss *loss, ot_solution **out, const char *fn)
@@ -235,8 +261,8 @@ static int dose_solve(int kind, const ot_ode *ode, const ot_dose_plan *plan,
             st = ot__fail(OT_ERR_ARG,
                           "%s: the plan maps CMT %lld to state %lld; the problem has "
                           "n = %lld states",
-                          fn, (long long)c + 1, (long long)ot_dose_plan_cmt_state(plan, c),
-                          (long long)ode->n);
+                          fn, (long long)c + 1,
+                          (long long)ot_dose_plan_cmt_state(plan, c), (long long)ode->n);
     int64_t *cs = st == OT_OK ? malloc((size_t)j.c.ncmt * sizeof *cs) : NULL;
     if (st == OT_OK && cs == NULL)
         st = ot__fail(OT_ERR_NOMEM, "%s: out of memory", fn);
@@ -253,11 +279,13 @@ static int dose_solve(int kind, const ot_ode *ode, const ot_dose_plan *plan,
     if (st == OT_OK && !(j.lanes = calloc((size_t)j.nsubj, sizeof *j.lanes)))
         st = ot__fail(OT_ERR_NOMEM, "%s: out of memory", fn);
     for (int64_t b = 0; st == OT_OK && b < j.nsubj; b++) {
-        if ((st = ot__dose_lane_build(&j.c, plan, b, j.p + b * npf, with_dp, &j.lanes[b])) !=
-            OT_OK)
+        if ((st = ot__dose_lane_build(&j.c, plan, b, j.p + b * npf, with_dp,
+                                      &j.lanes[b])) != OT_OK)
             st = ot__fail(st, "%s: out of memory for the schedules", fn);
         j.lanes[b].y0 = j.y0 ? j.y0 + b * j.c.n : NULL;
     }
+    for (int64_t b = 0; st == OT_OK && !model->post_dose && b < j.nsubj; b++)
+        st = ss_observed(&j, plan, b, kind, fn);
     struct ot_ode w;
     j.c.lanes = j.lanes;
     j.c.nlanes = j.nsubj;
@@ -280,15 +308,19 @@ static int dose_solve(int kind, const ot_ode *ode, const ot_dose_plan *plan,
             st = ot__fail(st, "%s: the steady states' solve failed: %s", fn,
                           ot_last_error());
     }
+    /* A lane fails alone as a lane of NaN params; a plan of one subject
+     * (whose params the core reads as every lane's) is refused instead. */
+    if (st == OT_OK && j.nsubj == 1 && j.lanes[0].status != OT_OK)
+        st = ot__fail(j.lanes[0].status, "%s: %s", fn, j.lanes[0].msg);
     for (int64_t b = 0; st == OT_OK && b < j.nsubj; b++)
-        if (j.lanes[b].status != OT_OK) /* it fails alone, as a lane of NaN params */
+        if (j.lanes[b].status != OT_OK)
             j.p[b * npf] = NAN;
     if (st == OT_OK)
         st = times(&j, plan, with_dp, fn);
     ot_solution *sol = NULL;
     if (st == OT_OK) {
-        ot_solve_inputs in = ot_solve_inputs_make(ot_view_absent(), ot_view_absent(),
-                                                  ot_view_absent());
+        ot_solve_inputs in =
+            ot_solve_inputs_make(ot_view_absent(), ot_view_absent(), ot_view_absent());
         if (j.y0)
             ot_view_f64(&in.y0, j.y0, j.c.n, j.nsubj);
         if (npf > 0)
@@ -310,11 +342,15 @@ static int dose_solve(int kind, const ot_ode *ode, const ot_dose_plan *plan,
                             : ot_solve_adjoint_with(&w, &in, &wl, &sol);
     }
     if (sol != NULL) {
-        const int f = finish(&j, sol, kind);
+        int f = finish(&j, sol, kind);
+        if (f == OT_OK && !model->post_dose)
+            f = ot__dose_ss_outputs(&j.c, plan, j.lanes, j.p, kind == SENS, sol);
         if (f != OT_OK) {
             ot_solution_free(sol);
             sol = NULL;
-            st = ot__fail(f, "%s: out of memory for the gradients", fn);
+            st = ot__fail(f, "%s: %s", fn,
+                          f == OT_ERR_NOMEM ? "out of memory for the results"
+                                            : "a steady state's event record is missing");
         } else {
             st = ot_solution_nfailed(sol) > 0 ? OT_ERR_LANES_FAILED : OT_OK;
         }

@@ -19,10 +19,10 @@
 typedef struct {
     int64_t b;
     ot__dose_ss *ss;
-    ot__dose_lane L;  /* its stops */
-    double *y, *p;    /* [n] the iterate, [npf] its parameters (rates set) */
-    double *drate0;   /* [np]: d (the rate running at the start) / d p */
-    int64_t slot0;    /* the running rate's slot, or -1 */
+    ot__dose_lane L; /* its stops */
+    double *y, *p;   /* [n] the iterate, [npf] its parameters (rates set) */
+    double *drate0;  /* [np]: d (the rate running at the start) / d p */
+    int64_t slot0;   /* the running rate's slot, or -1 */
     int done;
 } interval;
 
@@ -173,8 +173,10 @@ static int newton_step(ot__dose_ctx *c, const struct ot_ode *intervals, interval
         }
         if (ot_solution_lane_status(sol, a) != OT_OK) {
             L->status = ot_solution_lane_status(sol, a);
-            snprintf(L->msg, sizeof L->msg, "steady state at t = %g: its interval's solve "
-                     "failed: %s", v->ss->t, ot_solution_lane_message(sol, a));
+            snprintf(L->msg, sizeof L->msg,
+                     "steady state at t = %g: its interval's solve "
+                     "failed: %s",
+                     v->ss->t, ot_solution_lane_message(sol, a));
             v->done = 1;
             continue;
         }
@@ -193,7 +195,8 @@ static int newton_step(ot__dose_ctx *c, const struct ot_ode *intervals, interval
             L->status = OT_ERR_SOLVER;
             snprintf(L->msg, sizeof L->msg,
                      "steady state at t = %g: the interval's map has no unique fixed "
-                     "point (I - dP/dy is singular)", v->ss->t);
+                     "point (I - dP/dy is singular)",
+                     v->ss->t);
             v->done = 1;
             continue;
         }
@@ -261,7 +264,8 @@ int ot__dose_steady(ot__dose_ctx *c, const struct ot_ode *intervals, ot__dose_la
             v->p = malloc((size_t)npf * sizeof *v->p);
             v->drate0 = calloc((size_t)np + 1, sizeof *v->drate0);
             v->ss->y = calloc((size_t)n, sizeof *v->ss->y);
-            v->ss->dydp = with_dp ? calloc((size_t)(n * np) + 1, sizeof *v->ss->dydp) : NULL;
+            v->ss->dydp =
+                with_dp ? calloc((size_t)(n * np) + 1, sizeof *v->ss->dydp) : NULL;
             if (!v->y || !v->p || !v->drate0 || !v->ss->y || (with_dp && !v->ss->dydp)) {
                 rc = OT_ERR_NOMEM;
                 break;
@@ -294,8 +298,8 @@ int ot__dose_steady(ot__dose_ctx *c, const struct ot_ode *intervals, ot__dose_la
         }
     }
     for (int64_t it = 0; rc == OT_OK && it < max_iter; it++) {
-        const int left =
-            newton_step(c, intervals, iv, niv, it + 1 == max_iter, with_dp, lanes, scratch);
+        const int left = newton_step(c, intervals, iv, niv, it + 1 == max_iter, with_dp,
+                                     lanes, scratch);
         if (left < 0)
             rc = -left - 1;
         if (left <= 0)

@@ -167,11 +167,11 @@ static int apply(const ot__dose_ctx *c, const ot__dose_lane *L, int64_t k, doubl
             if (ss->ss == 1)
                 for (int64_t q = 0; q < c->nslot; q++)
                     slot[q] = 0;
-            if (ss->wrap) {
-                if (ss->constant)
-                    r = ss->dose.value;
-                else if (ot__dose_infusion(c, &ss->dose, p, &r, NULL, NULL, NULL, msg,
-                                           sizeof msg) != 0)
+            /* the interval before's infusion still running (a constant
+             * infusion's rate is its own record's start) */
+            if (ss->wrap && !ss->constant) {
+                if (ot__dose_infusion(c, &ss->dose, p, &r, NULL, NULL, NULL, msg,
+                                      sizeof msg) != 0)
                     return -1;
                 slot[c->slot_of[ss->dose.cmt]] += r;
             }
@@ -213,8 +213,8 @@ static void row_zero(jmat J, int64_t r)
 static int init_dp(const ot__dose_ctx *c, const double *p, jmat J)
 {
     const int64_t n = c->n, np = c->np;
-    double *q = malloc((size_t)(np + 1) * sizeof *q), *hi = malloc((size_t)n * sizeof *hi),
-           *lo = malloc((size_t)n * sizeof *lo);
+    double *q = malloc((size_t)(np + 1) * sizeof *q),
+           *hi = malloc((size_t)n * sizeof *hi), *lo = malloc((size_t)n * sizeof *lo);
     int rc = q && hi && lo ? 0 : -1;
     if (rc == 0)
         memcpy(q, p, (size_t)np * sizeof *q);
