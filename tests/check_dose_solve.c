@@ -118,6 +118,22 @@ START_TEST(oral_doses_take_f_and_the_lag_from_the_parameters)
 }
 END_TEST
 
+/* pk1_rhs reading p as compact columns np apart, as bindings do (the
+ * library's views of the user's p must be compact, though the solve's own
+ * p has a rate parameter more). */
+static int pk1_rhs_flat(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
+{
+    (void)t;
+    (void)u;
+    const double *pd = p.layout.data;
+    ck_assert_int_eq(p.layout.shape[0], 5);
+    for (int64_t b = 0; b < f.layout.shape[1]; b++) {
+        const double *pb = pd + (p.layout.shape[1] == 1 ? 0 : 5 * b);
+        ot_view_mut_col_f64(f, b, 0)[0] = -pb[0] / pb[1] * ot_view_col_f64(y, b, 0)[0];
+    }
+    return 0;
+}
+
 /* Infusions: RATE 20 of AMT 100 from t = 1 and DUR 2 of AMT 50 from t = 3,
  * overlapping, with F = p[2]: as in NONMEM F stretches the RATE infusion
  * (F AMT / RATE) and raises the DUR one's rate (F AMT / DUR). Subject 2:
@@ -151,7 +167,7 @@ START_TEST(infusions_by_rate_and_duration_add_their_rates_with_f)
     }
     const int64_t f[1] = {2}, rate[1] = {3}, dur[1] = {4};
     for (int mi = 0; mi < 2; mi++) {
-        ot_ode *o = dose_ode(1, 5, pk1_rhs, MODES[mi]);
+        ot_ode *o = dose_ode(1, 5, pk1_rhs_flat, MODES[mi]);
         ot_dose_model m = ot_dose_model_make();
         m.f = f;
         m.rate = rate;

@@ -86,6 +86,9 @@ typedef struct {
     double ss_tol;                           /* the fixed point's (model) */
     ot__dose_lane *lanes;                    /* [nbatch] of the solve being run */
     int64_t nlanes;
+    /* Lockstep blocks' compact copies of the user's p [np, nlanes] and d f / d p
+     * [n, np, nlanes] (wrap.c), or NULL where not needed: the solve's. */
+    double *pbuf, *dbuf;
 } ot__dose_ctx;
 
 /* The effective rate and duration of an infusion op for the user's

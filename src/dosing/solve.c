@@ -35,6 +35,8 @@ static void job_free(job *j)
     free(j->lanes);
     free(j->c.slot_of);
     free(j->c.slot_state);
+    free(j->c.pbuf);
+    free(j->c.dbuf);
     free(j->p);
     free(j->y0);
     free(j->te);
@@ -286,6 +288,14 @@ static int dose_solve(int kind, const ot_ode *ode, const ot_dose_plan *plan,
     }
     for (int64_t b = 0; st == OT_OK && !model->post_dose && b < j.nsubj; b++)
         st = ss_observed(&j, plan, b, kind, fn);
+    if (st == OT_OK && j.c.nslot > 0 && ode->mode == OT_LOCKSTEP) {
+        j.c.pbuf = malloc((size_t)(j.c.np * j.nsubj + 1) * sizeof *j.c.pbuf);
+        j.c.dbuf = ode->dfdp
+                       ? malloc((size_t)(j.c.n * j.c.np * j.nsubj + 1) * sizeof *j.c.dbuf)
+                       : NULL;
+        if (!j.c.pbuf || (ode->dfdp && !j.c.dbuf))
+            st = ot__fail(OT_ERR_NOMEM, "%s: out of memory for the parameters", fn);
+    }
     struct ot_ode w;
     j.c.lanes = j.lanes;
     j.c.nlanes = j.nsubj;

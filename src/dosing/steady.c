@@ -147,6 +147,7 @@ static int newton_step(ot__dose_ctx *c, const struct ot_ode *intervals, interval
         ot__dose_ctx sc = *c;
         sc.lanes = sub;
         sc.nlanes = na;
+        sc.pbuf = sc.dbuf = NULL; /* lanes mode: one column, compact */
         struct ot_ode w = *intervals;
         w.user = &sc;
         ot_solve_inputs in;

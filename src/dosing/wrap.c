@@ -39,6 +39,25 @@ static ot_view view_of(const double *d, int64_t rows)
     return v;
 }
 
+/* p as the user's callbacks see it: their np rows, compact. In lanes mode
+ * (one column) those rows are; over a lockstep block's k columns (stride
+ * np + nslot) they are copied into the lanes' own part of the solve's
+ * buffer (lanes ot_callback_lane() on: each block its own, so threads never
+ * share a part), as bindings and users read columns np apart. */
+static ot_view user_p(const ot__dose_ctx *c, ot_view p)
+{
+    const int64_t k = p.layout.shape[1], lane0 = ot_callback_lane();
+    if (k <= 1 || c->nslot == 0 || c->pbuf == NULL || lane0 < 0 || lane0 + k > c->nlanes)
+        return rows_of(p, c->np);
+    double *buf = c->pbuf + lane0 * c->np;
+    for (int64_t b = 0; b < k; b++)
+        memcpy(buf + b * c->np, ot_view_col_f64(p, b, 0), (size_t)c->np * sizeof *buf);
+    ot_view v;
+    ot_view_f64(&v, buf, c->np, k);
+    v.layout.shape[0] = c->np; /* np may be 0 */
+    return v;
+}
+
 /* f[state_q, b] += rate q of lane b, for the k lanes of f. */
 static void add_rates(const ot__dose_ctx *c, ot_view p, ot_view_mut f)
 {
@@ -54,7 +73,7 @@ static void add_rates(const ot__dose_ctx *c, ot_view p, ot_view_mut f)
 static int w_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *user)
 {
     const ot__dose_ctx *c = user;
-    const int rc = c->user->rhs(t, y, rows_of(p, c->np), f, c->user->user);
+    const int rc = c->user->rhs(t, y, user_p(c, p), f, c->user->user);
     if (rc == 0 && c->user->rhs_explicit == NULL)
         add_rates(c, p, f);
     return rc;
@@ -64,7 +83,7 @@ static int w_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *user)
 static int w_rhs_explicit(double t, ot_view y, ot_view p, ot_view_mut f, void *user)
 {
     const ot__dose_ctx *c = user;
-    const int rc = c->user->rhs_explicit(t, y, rows_of(p, c->np), f, c->user->user);
+    const int rc = c->user->rhs_explicit(t, y, user_p(c, p), f, c->user->user);
     if (rc == 0)
         add_rates(c, p, f);
     return rc;
@@ -73,25 +92,25 @@ static int w_rhs_explicit(double t, ot_view y, ot_view p, ot_view_mut f, void *u
 static int w_jac(double t, ot_view y, ot_view p, ot_view_mut J, void *user)
 {
     const ot__dose_ctx *c = user;
-    return c->user->jac(t, y, rows_of(p, c->np), J, c->user->user);
+    return c->user->jac(t, y, user_p(c, p), J, c->user->user);
 }
 
 static int w_init(ot_view p, ot_view_mut y0, void *user)
 {
     const ot__dose_ctx *c = user;
-    return c->user->init(rows_of(p, c->np), y0, c->user->user);
+    return c->user->init(user_p(c, p), y0, c->user->user);
 }
 
 static int w_out(double t, ot_view y, ot_view p, ot_view_mut o, void *user)
 {
     const ot__dose_ctx *c = user;
-    return c->user->out(t, y, rows_of(p, c->np), o, c->user->user);
+    return c->user->out(t, y, user_p(c, p), o, c->user->user);
 }
 
 static int w_root(double t, ot_view y, ot_view p, ot_view_mut g, void *user)
 {
     const ot__dose_ctx *c = user;
-    return c->user->root(t, y, rows_of(p, c->np), g, c->user->user);
+    return c->user->root(t, y, user_p(c, p), g, c->user->user);
 }
 
 static int w_psetup(double t, ot_view y, ot_view p, double gamma, int jok, int *jcur,
@@ -109,17 +128,32 @@ static int w_psolve(double t, ot_view y, ot_view p, double gamma, ot_view r,
     return c->user->psolve(t, y, rows_of(p, c->np), gamma, r, z, work, c->user->user);
 }
 
-/* d f / d p: the user's columns, and 1 for each rate into its state. */
+/* d f / d p: the user's columns, and 1 for each rate into its state. The
+ * user's [n, np, k] is compact: over k > 1 lanes it is written into the
+ * lanes' part of the solve's buffer and copied into dfdp's columns. */
 static int w_dfdp(double t, ot_view y, ot_view p, ot_view_mut dfdp, void *user)
 {
     const ot__dose_ctx *c = user;
+    const int64_t n = c->n, np = c->np, k = dfdp.layout.shape[2],
+                  lane0 = ot_callback_lane();
     ot_view_mut own = dfdp;
-    own.layout.shape[1] = c->np;
-    const int rc = c->user->dfdp(t, y, rows_of(p, c->np), own, c->user->user);
-    const int64_t k = dfdp.layout.shape[2];
-    for (int64_t b = 0; rc == 0 && b < k; b++)
+    own.layout.shape[1] = np;
+    const int copy =
+        k > 1 && c->nslot > 0 && c->dbuf != NULL && lane0 >= 0 && lane0 + k <= c->nlanes;
+    double *buf = copy ? c->dbuf + lane0 * n * np : NULL;
+    if (copy) {
+        const int64_t shape[3] = {n, np, k};
+        memset(buf, 0, (size_t)(n * np * k) * sizeof *buf);
+        ot_view_mut_make(&own, buf, OT_F64, host, 3, shape, NULL);
+    }
+    const int rc = c->user->dfdp(t, y, user_p(c, p), own, c->user->user);
+    for (int64_t b = 0; rc == 0 && b < k; b++) {
+        for (int64_t j = 0; copy && j < np; j++)
+            memcpy(ot_view_mut_col_f64(dfdp, j, b), buf + (b * np + j) * n,
+                   (size_t)n * sizeof *buf);
         for (int64_t q = 0; q < c->nslot; q++)
-            ot_view_mut_col_f64(dfdp, c->np + q, b)[c->slot_state[q]] = 1;
+            ot_view_mut_col_f64(dfdp, np + q, b)[c->slot_state[q]] = 1;
+    }
     return rc;
 }
 
@@ -327,12 +361,25 @@ static int w_event_jac(double t, int root, int64_t lane, ot_view y, ot_view p,
     const ot__dose_ctx *c = user;
     const int64_t m = c->n + c->np + c->nslot;
     jmat J = {ot_view_mut_col_f64(dz, 0, 0), m};
-    if (root >= 0 && c->user->event_jac) {
-        ot_view_mut d = dz, dt = dzdt;
-        d.layout.shape[0] = d.layout.shape[1] = c->n + c->np;
-        dt.layout.shape[0] = c->n + c->np;
-        return c->user->event_jac(t, root, lane, y, rows_of(p, c->np), d, dt,
-                                  c->user->user);
+    if (root >= 0 && c->user->event_jac) { /* theirs, on a compact copy */
+        const int64_t mu = c->n + c->np;
+        double *d = malloc((size_t)(mu * mu + mu) * sizeof *d);
+        if (d == NULL)
+            return -1;
+        for (int64_t col = 0; col < mu; col++)
+            for (int64_t r = 0; r < mu; r++)
+                d[col * mu + r] = *at(J, r, col);
+        memcpy(d + mu * mu, ot_view_mut_col_f64(dzdt, 0, 0), (size_t)mu * sizeof *d);
+        const int rc =
+            c->user->event_jac(t, root, lane, y, rows_of(p, c->np), mut_of(d, mu, mu),
+                               mut_of(d + mu * mu, mu, 1), c->user->user);
+        for (int64_t col = 0; rc == 0 && col < mu; col++)
+            for (int64_t r = 0; r < mu; r++)
+                *at(J, r, col) = d[col * mu + r];
+        if (rc == 0)
+            memcpy(ot_view_mut_col_f64(dzdt, 0, 0), d + mu * mu, (size_t)mu * sizeof *d);
+        free(d);
+        return rc;
     }
     if (root >= 0)
         return c->user->event_fn == NULL
