@@ -24,7 +24,8 @@ WASM_OUT := $(WASM_PKG)/dist/odetensor.mjs
 WASM_OPT ?= -O3
 WASM_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) $(WASM_OPT) -Iinclude -Isrc \
                -I$(WASM_SUN)/include -MMD -MP
-WASM_SHIM_OBJ := $(WB)/obj/$(WASM_PKG)/src/shim.o $(WB)/obj/$(WASM_PKG)/src/shim_solve.o
+WASM_SHIM_OBJ := $(WB)/obj/$(WASM_PKG)/src/shim.o $(WB)/obj/$(WASM_PKG)/src/shim_solve.o \
+                 $(WB)/obj/$(WASM_PKG)/src/shim_doses.o
 WASM_OBJ := $(LIB_SRC:%.c=$(WB)/obj/%.o) $(WASM_SHIM_OBJ)
 # The shim is a binding: public headers only (no -Isrc, so a private
 # include fails the build).
@@ -122,7 +123,7 @@ test-wasm-browser: wasm wasm-browser-deps $(WASM_NPM_STAMP)
 # types checked by tsc (pinned in package-lock.json).
 WASM_PACK := $(B)/wasm-pack
 WASM_PACK_FILES := LICENSE THIRD-PARTY-NOTICES.md package.json index.mjs index.cjs index.d.ts \
-                   index.d.cts callbacks.mjs solution.mjs constants.mjs worker.mjs worker_main.mjs worker.d.ts \
+                   index.d.cts callbacks.mjs solution.mjs doses.mjs constants.mjs worker.mjs worker_main.mjs worker.d.ts \
                    dist/odetensor.mjs
 test-wasm-pack: wasm $(WASM_NPM_STAMP)
 	@rm -rf $(WASM_PACK) && mkdir -p $(WASM_PACK)/consumer

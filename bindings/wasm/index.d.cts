@@ -6,7 +6,7 @@ export type {
   NumericArray, CallbackResult, RhsFunction, JacFunction, DfdpFunction, InitFunction, OutFunction, RootFunction,
   SolveOptions, Problem, DenseProblem, StepsProblem, DLDataType, DLDevice, Tensor, LaneStats,
   StatusName, Solution, SensSolution, LossFunction, IntegrandFunction, AdjointProblem,
-  AdjointSolution,
+  AdjointSolution, EventRecords, DosingModel, DoseProblem, DoseAdjointProblem, RecordsInfo,
   OdeTensor, LoadOptions,
 } from './index.js' with { 'resolution-mode': 'import' };
 

@@ -222,6 +222,57 @@ export interface StepsProblem extends Problem {
   finalTime: number;
 }
 
+/** A NONMEM-style event table: CSV text (a header row of column names, one
+ * record a line, `.` or empty for missing) or columns { ID: [...], TIME:
+ * [...], ... } (NaN for missing). Columns: ID, TIME, EVID, AMT, RATE, DUR,
+ * CMT, II, ADDL, SS, DV, MDV; any other is a covariate (see dosing.h). */
+export type EventRecords = string | Readonly<Record<string, NumericArray>>;
+
+/** How the model takes doses, per compartment (CMT c is index c - 1): the
+ * parameter index (0-based, -1 none) of its bioavailability F, its lag
+ * ALAG, the rate of its RATE -1 doses and the duration of its RATE -2
+ * doses; postDose: observations at a dose time after the dose (default:
+ * before it, NONMEM's trough); the steady states' Newton tolerance in
+ * tolerance units (ssTol, default 1), iterations (ssMaxIter, 20) and a
+ * constant infusion's interval (ssInterval, 1). */
+export interface DosingModel {
+  f?: readonly number[];
+  lag?: readonly number[];
+  rate?: readonly number[];
+  duration?: readonly number[];
+  postDose?: boolean;
+  ssTol?: number;
+  ssMaxIter?: number;
+  ssInterval?: number;
+}
+
+export interface DoseProblem extends Problem {
+  /** The event table; each subject is a lane, solved at its observations
+   * (ts [nobs, nsubjects], NaN-padded). */
+  records: EventRecords;
+  /** The model's compartments (default nstates). */
+  compartments?: number;
+  /** Each compartment's state index (default: CMT c is state c - 1). */
+  cmtState?: readonly number[];
+  dosing?: DosingModel;
+}
+
+export interface DoseAdjointProblem extends DoseProblem {
+  /** As AdjointProblem's, with nt the most observations of a subject. */
+  loss: AdjointProblem['loss'];
+}
+
+/** What readRecords found: the columns, the subjects (ID, first row
+ * 1-based, rows) and each covariate per subject (its first value). */
+export interface RecordsInfo {
+  readonly rows: number;
+  readonly columns: Readonly<Record<string, Float64Array>>;
+  readonly subjects: readonly { readonly id: number; readonly firstRow: number; readonly rows: number }[];
+  readonly covariates: Readonly<Record<string, Float64Array>>;
+  /** A covariate per subject; throws why when it has none. */
+  covariate(name: string): Float64Array;
+}
+
 /** DLPack's dtype: kDLFloat (2), 64 bits, 1 lane. */
 export interface DLDataType { readonly code: number; readonly bits: number; readonly lanes: number }
 /** DLPack's device: kDLCPU (1), id 0. */
@@ -373,6 +424,16 @@ export interface OdeTensor {
   /** As solveDense plus the loss and its gradients per lane by the adjoint
    * method (CVODES); lanes or lockstep mode, not on CUDA. */
   solveAdjoint(problem: AdjointProblem): AdjointSolution;
+  /** Each subject of an event table as a lane at its observation times,
+   * its doses (boluses, infusions, resets, steady states, F and ALAG)
+   * applied around the model. */
+  solveDoses(problem: DoseProblem): Solution;
+  /** As solveDoses, plus sensitivities through every dose. */
+  solveDosesFwdSens(problem: DoseProblem): SensSolution;
+  /** As solveDoses, plus the loss and its gradients by the adjoint. */
+  solveDosesAdjoint(problem: DoseAdjointProblem): AdjointSolution;
+  /** Reads an event table (throws the row and column of a bad record). */
+  readRecords(records: EventRecords): RecordsInfo;
   /** The name of a status code ('OT_UNKNOWN_STATUS' for an integer that is
    * none); throws an OdeTensorError for a non-integer. */
   statusName(code: number): StatusName;

@@ -19,6 +19,7 @@ import {
   show,
 } from './callbacks.mjs';
 import { ACTIONS, DIRECTIONS, LINEAR_SOLVERS, METHODS, MODES, STATUS } from './constants.mjs';
+import { dosingIn, planIn, recordsIn, recordsOut } from './doses.mjs';
 import { Solution, live } from './solution.mjs';
 
 export { OdeTensorError };
@@ -43,7 +44,7 @@ const OPTIONS = ['rtol', 'atol', 'method', 'mode', 't0', 'firstStep', 'maxSteps'
 const KINDS_WITH = { dense: 0, sens: 1, adjoint: 2 };
 const SPEC_KEYS = ['nstates', 'nparams', 'rhs', 'rhsExplicit', 'jac', 'precondition', 'onProgress', 'dfdp', 'init', 'out', 'nout', 'roots', 'nroots',
   'rootDirections', 'eventActions', 'onEvent', 'eventJac', 'stops', 'stopsDp', 'starts', 'y0', 'params', 'tEval',
-  'finalTime', 'options', 'loss'];
+  'finalTime', 'options', 'loss', 'records', 'compartments', 'cmtState', 'dosing'];
 
 // Recursion as a probe for free JS stack: throws a RangeError when less is left.
 function headroom(n) {
@@ -79,6 +80,25 @@ class OdeTensor {
    * [rows, nt, nbatch] column-major, NaN: no term) or a function
    * (t, i, y, p, g, dgdy, dgdp, k, lane), called for one lane (k = 1). */
   solveAdjoint(spec) { return this.#run('adjoint', spec); }
+  /** Each subject of NONMEM-style records (spec.records: CSV text or columns
+   * { ID: [...], ... }) as a lane at its observation times, its doses applied
+   * around the model: spec.compartments (default nstates), spec.cmtState,
+   * spec.dosing { f, lag, rate, duration: per-compartment parameter indices
+   * (-1 none), postDose, ssTol, ssMaxIter, ssInterval }; no tEval or stops.
+   * ts [nobs, nsubjects]; as solveDense, solveFwdSens and solveAdjoint. */
+  solveDoses(spec) { return this.#run('dense', spec, true); }
+  solveDosesFwdSens(spec) { return this.#run('sens', spec, true); }
+  solveDosesAdjoint(spec) { return this.#run('adjoint', spec, true); }
+  /** Records' contents: { rows, columns, subjects [{ id, firstRow, rows }],
+   * covariates, covariate(name) }; throws the row and column of a bad one. */
+  readRecords(input) {
+    const held = [], err = (c, msg) => this.#error(c, msg);
+    try {
+      return recordsOut(this.#m, recordsIn(this.#m, input, err, (st) => this.#check(st), held, this.#slot), err);
+    } finally {
+      for (const release of held.reverse()) release();
+    }
+  }
 
   /** The name of a status code ('OT_ERR_SHAPE'); 'OT_UNKNOWN_STATUS' for an
    * integer that is none. */
@@ -338,20 +358,20 @@ class OdeTensor {
     return o.mode === 'lockstep';
   }
 
-  #run(kind, spec) {
+  #run(kind, spec, doses = false) {
     if (this.#depth >= MAX_NESTING)
       throw this.#error(OT_ERR_ARG, `solve: ${MAX_NESTING} solves already running (started from callbacks); not nesting deeper`);
     this.#depth++;
     const lost = { sp: 0 }; // set while #enter has a stack pointer to restore
     try {
-      return this.#solve(kind, spec, lost);
+      return this.#solve(kind, spec, lost, doses);
     } finally {
       this.#depth--;
       if (lost.sp !== 0) this.#m.stackRestore(lost.sp); // #enter had no stack left to do it
     }
   }
 
-  #solve(kind, spec, lost) {
+  #solve(kind, spec, lost, doses) {
     const m = this.#m, slot = this.#slot;
     if (spec === null || typeof spec !== 'object')
       throw this.#error(OT_ERR_ARG, `solve: ${show(spec)}; expected an object {nstates, nparams, rhs, y0, params, ...}`);
@@ -444,7 +464,18 @@ class OdeTensor {
         this.#check(m._otw_set_loss(P, dp, dl, wp, lf, qf));
         return () => m._otw_solve_adjoint(slot, P, y0, y0c, pp, pc, tp, nt);
       };
-      if (kind === 'steps') {
+      for (const key of doses ? ['tEval', 'stops', 'starts', 'stopsDp'] : ['records', 'compartments', 'cmtState', 'dosing'])
+        if (has(spec[key]))
+          throw this.#error(OT_ERR_ARG, doses ? `${key}: the records give each subject's doses and observation times; leave it out`
+            : `${key}: only for solveDoses(), solveDosesFwdSens() and solveDosesAdjoint()`);
+      if (doses) {
+        const err = (c, msg) => this.#error(c, msg), chk = (st) => this.#check(st);
+        const R = recordsIn(m, spec.records, err, chk, held, slot);
+        const [plan, ncmt, nobs] = planIn(m, R, spec, n, err, chk, held, slot);
+        const d = dosingIn(m, spec.dosing, ncmt, err, held);
+        if (kind === 'adjoint') this.#check(m._otw_set_loss(P, ...this.#loss(spec.loss, dims, nobs, nout, thrown, held)));
+        call = () => m._otw_solve_doses(slot, P, KINDS_WITH[kind], plan, ...d, y0, y0c, pp, pc);
+      } else if (kind === 'steps') {
         for (const key of ['stops', 'starts', 'stopsDp'])
           if (has(spec[key]))
             throw this.#error(OT_ERR_ARG, `${key}: solve() records every step from t = 0; stops and starts are for solveDense(), solveFwdSens() and solveAdjoint()`);

@@ -1,5 +1,5 @@
 // Types of odetensor/worker (worker.mjs): solves in a Worker.
-import type { LaneStats, SolveOptions } from './index.js';
+import type { DosingModel, EventRecords, LaneStats, SolveOptions } from './index.js';
 
 /** A result tensor: column-major data, strides in elements. */
 export declare class ResultTensor {
@@ -21,6 +21,11 @@ export interface WorkerInputs {
   starts?: ArrayLike<number>;
   options?: SolveOptions;
   loss?: { data: ArrayLike<number>; weights?: ArrayLike<number> };
+  /** solveDoses*: the event table and how the model takes doses. */
+  records?: EventRecords;
+  compartments?: number;
+  cmtState?: readonly number[];
+  dosing?: DosingModel;
 }
 
 /** A solve's results, copied out of wasm memory in the worker and
@@ -55,12 +60,16 @@ export interface WorkerSolveOptions {
 }
 
 export declare class SolverWorker {
-  run(kind: 'solveDense' | 'solve' | 'solveFwdSens' | 'solveAdjoint', inputs: WorkerInputs,
+  run(kind: 'solveDense' | 'solve' | 'solveFwdSens' | 'solveAdjoint' | 'solveDoses' | 'solveDosesFwdSens'
+    | 'solveDosesAdjoint', inputs: WorkerInputs,
     opts?: WorkerSolveOptions): Promise<WorkerResult>;
   solveDense(inputs: WorkerInputs, opts?: WorkerSolveOptions): Promise<WorkerResult>;
   solve(inputs: WorkerInputs, opts?: WorkerSolveOptions): Promise<WorkerResult>;
   solveFwdSens(inputs: WorkerInputs, opts?: WorkerSolveOptions): Promise<WorkerResult>;
   solveAdjoint(inputs: WorkerInputs, opts?: WorkerSolveOptions): Promise<WorkerResult>;
+  solveDoses(inputs: WorkerInputs, opts?: WorkerSolveOptions): Promise<WorkerResult>;
+  solveDosesFwdSens(inputs: WorkerInputs, opts?: WorkerSolveOptions): Promise<WorkerResult>;
+  solveDosesAdjoint(inputs: WorkerInputs, opts?: WorkerSolveOptions): Promise<WorkerResult>;
   /** Whether cancel() keeps the running solve's results (a shared flag). */
   readonly canCancel: boolean;
   /** Stops the running solve and every solve asked before this call (their

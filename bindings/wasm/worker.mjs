@@ -77,8 +77,8 @@ class SolverWorker {
   }
 
   /** Runs ot[kind](model + inputs) in the worker, one solve at a time in
-   * the order asked. kind: 'solveDense', 'solve', 'solveFwdSens' or
-   * 'solveAdjoint'. */
+   * the order asked. kind: 'solveDense', 'solve', 'solveFwdSens',
+   * 'solveAdjoint', 'solveDoses', 'solveDosesFwdSens' or 'solveDosesAdjoint'. */
   run(kind, inputs, { onProgress } = {}) {
     const id = this.#next++; // now, so that a cancel() that follows covers it
     const start = () => new Promise((resolve, reject) => {
@@ -95,6 +95,9 @@ class SolverWorker {
   solve(inputs, opts) { return this.run('solve', inputs, opts); }
   solveFwdSens(inputs, opts) { return this.run('solveFwdSens', inputs, opts); }
   solveAdjoint(inputs, opts) { return this.run('solveAdjoint', inputs, opts); }
+  solveDoses(inputs, opts) { return this.run('solveDoses', inputs, opts); }
+  solveDosesFwdSens(inputs, opts) { return this.run('solveDosesFwdSens', inputs, opts); }
+  solveDosesAdjoint(inputs, opts) { return this.run('solveDosesAdjoint', inputs, opts); }
 
   /** Whether cancel() can stop a running solve and keep its results (a
    * shared flag: Node, or a cross-origin-isolated page). */

@@ -43,7 +43,7 @@ function pack(sol) {
   return { result, transfer };
 }
 
-const KINDS = ['solveDense', 'solve', 'solveFwdSens', 'solveAdjoint'];
+const KINDS = ['solveDense', 'solve', 'solveFwdSens', 'solveAdjoint', 'solveDoses', 'solveDosesFwdSens', 'solveDosesAdjoint'];
 
 listen(async (msg) => {
   if (msg.type === 'init') {

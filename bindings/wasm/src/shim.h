@@ -64,6 +64,10 @@ typedef struct otw_problem {
     otw_progress_fn progress; /* JS onProgress, or NULL */
 } otw_problem;
 
+/* otw_set_loss's loss as the library's, with nt output times (shim_solve.c;
+ * the dosing solves' too). @return OT_OK or a view's error. */
+int otw_make_loss(otw_problem *P, ot_ode *ode, int nt, ot_loss *l);
+
 /* The problem's ot_ode, or NULL (the library then fails with its message). */
 static inline ot_ode *ode_of(const otw_problem *P) { return P ? P->ode : NULL; }
 

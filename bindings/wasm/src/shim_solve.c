@@ -55,8 +55,6 @@ OTW_API int otw_solve_dense(ot_solution **out, otw_problem *P, const double *y0,
     return run(SOLVE_DENSE, out, P, y0, y0_cols, params, p_cols, t_eval, nt, 0);
 }
 
-static int make_loss(otw_problem *P, ot_ode *ode, int nt, ot_loss *l);
-
 /* As otw_solve_dense (kind 1: otw_solve_fwd_sens, 2: otw_solve_adjoint with
  * otw_set_loss's loss), with per-lane starts t0s [n_t0] (NULL: none),
  * scheduled stops [nstops, stop_cols] (NULL: none), NaN-padded, and their
@@ -93,7 +91,7 @@ OTW_API int otw_solve_with(ot_solution **out, otw_problem *P, int kind, const do
                           dshape, NULL);
     ot_loss l;
     if (st == OT_OK && kind == 2)
-        st = make_loss(P, ode, nt, &l);
+        st = otw_make_loss(P, ode, nt, &l);
     if (st != OT_OK)
         return st;
     if (kind == 2)
@@ -155,8 +153,8 @@ OTW_API int otw_set_loss(otw_problem *P, const double *data, int data_lanes,
     return OT_OK;
 }
 
-/* otw_set_loss's loss as the library's, with nt output times. */
-static int make_loss(otw_problem *P, ot_ode *ode, int nt, ot_loss *l)
+/* otw_set_loss's loss as the library's, with nt output times (shim.h). */
+int otw_make_loss(otw_problem *P, ot_ode *ode, int nt, ot_loss *l)
 {
     *l = ot_loss_custom(P->loss ? loss_tramp : NULL, P);
     l->integrand = P->integrand ? integrand_tramp : NULL;
@@ -196,7 +194,7 @@ OTW_API int otw_solve_adjoint(ot_solution **out, otw_problem *P, const double *y
             st = ot_view_make(&tv, t_eval, OT_F64, (ot_device){OT_CPU, 0},
                               P->t_cols > 1 ? 2 : 1, tshape, NULL);
         if (st == OT_OK)
-            st = make_loss(P, ode, nt, &l);
+            st = otw_make_loss(P, ode, nt, &l);
         if (st != OT_OK)
             return st;
     }
