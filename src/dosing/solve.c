@@ -25,6 +25,7 @@ typedef struct {
     ot__dose_ctx c;
     ot__dose_lane *lanes;
     double *p, *y0, *te, *stops, *stops_dp;
+    double *atol_sub; /* the intervals' atol vector (steady states), or NULL */
     int64_t nsubj, nobs, nstops;
 } job;
 
@@ -42,6 +43,7 @@ static void job_free(job *j)
     free(j->te);
     free(j->stops);
     free(j->stops_dp);
+    free(j->atol_sub);
 }
 
 /* The model's parameter arrays: each index -1 or in [0, np). */
@@ -312,8 +314,21 @@ static int dose_solve(int kind, const ot_ode *ode, const ot_dose_plan *plan,
         sw.nout = 0;
         sw.progress = NULL;
         sw.outputs_before_stops = 0;
-        st = ot__dose_steady(&j.c, &sw, j.lanes, j.nsubj, j.p, with_dp,
-                             model->ss_max_iter > 0 ? model->ss_max_iter : 20);
+        /* The map's own error must stay below the fixed point's test (in the
+         * problem's tolerance units): the intervals at 1/100 of them. */
+        sw.rtol = fmax(ode->rtol * 0.01, fmin(ode->rtol, 1e-13));
+        sw.atol = ode->atol * 0.01;
+        sw.atol_vec = NULL;
+        if (ode->atol_vec) {
+            if ((j.atol_sub = malloc((size_t)ode->n * sizeof *j.atol_sub)) == NULL)
+                st = ot__fail(OT_ERR_NOMEM, "%s: out of memory", fn);
+            for (int64_t i = 0; j.atol_sub && i < ode->n; i++)
+                j.atol_sub[i] = ode->atol_vec[i] * 0.01;
+            sw.atol_vec = j.atol_sub;
+        }
+        if (st == OT_OK)
+            st = ot__dose_steady(&j.c, &sw, j.lanes, j.nsubj, j.p, with_dp,
+                                 model->ss_max_iter > 0 ? model->ss_max_iter : 20);
         if (st != OT_OK)
             st = ot__fail(st, "%s: the steady states' solve failed: %s", fn,
                           ot_last_error());
