@@ -19,6 +19,7 @@ export const SETTER_NAMES = Object.freeze({
   krylov_dim: 'options.krylovDim', max_order: 'options.maxOrder',
   stability_limit_detection: 'options.stabilityLimitDetection',
   lockstep_block: 'options.lockstepBlock', max_events: 'options.maxEvents',
+  outputs_before_stops: 'options.outputsBeforeStops',
   max_steps: 'options.maxSteps', first_step: 'options.firstStep', max_step: 'options.maxStep',
   rtol: 'options.rtol', atol: 'options.atol', t0: 'options.t0',
   sens_tolerances: 'options.sensRtol and options.sensAtol',

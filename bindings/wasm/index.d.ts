@@ -109,6 +109,14 @@ export interface SolveOptions {
   /** At most this many recorded events per lane (default 10000); a lane with
    * more fails alone, keeping them. */
   maxEvents?: number;
+  /** Where an output at a stop's time (stops) stands: false (default) after
+   * the stop, showing its handler's changes; true before it, the state
+   * onEvent gets (NONMEM's pre-dose observation at a dose time). With true
+   * a stop at t0 comes after outputs at t0, and a stop at a lane's last
+   * output time is past its outputs and not taken; sensitivities and
+   * solveAdjoint's loss terms at such outputs are those before the jump.
+   * Handled roots are not stops: unaffected. */
+  outputsBeforeStops?: boolean;
   /** 'lockstep': solve the lanes in blocks of this many, one lockstep
    * integrator each (in order: wasm here has one thread). Results depend on
    * the block size only; 0 (default): chosen from nstates alone (3 or 4

@@ -39,7 +39,7 @@ const MAX_NESTING = 64;
 const HEADROOM_FRAMES = 256;
 const OPTIONS = ['rtol', 'atol', 'method', 'mode', 't0', 'firstStep', 'maxSteps', 'maxStep', 'lockstepBlock',
   'sensRtol', 'sensAtol', 'sensInitial', 'maxOrder', 'stabilityLimitDetection', 'maxEvents',
-  'linearSolver', 'bandwidths', 'krylovDim', 'adjointMaxSteps', 'adjointRtol', 'adjointAtol'];
+  'outputsBeforeStops', 'linearSolver', 'bandwidths', 'krylovDim', 'adjointMaxSteps', 'adjointRtol', 'adjointAtol'];
 // otw_solve_with's kinds.
 const KINDS_WITH = { dense: 0, sens: 1, adjoint: 2 };
 const SPEC_KEYS = ['nstates', 'nparams', 'rhs', 'rhsExplicit', 'jac', 'precondition', 'onProgress', 'dfdp', 'init', 'out', 'nout', 'roots', 'nroots',
@@ -324,6 +324,11 @@ class OdeTensor {
       if (!Number.isInteger(v) || Math.abs(v) > INT_MAX)
         throw this.#error(OT_ERR_ARG, `options.maxEvents: ${v}; expected an integer >= 1`);
       this.#check(m._otw_set_max_events(P, v));
+    }
+    if (o.outputsBeforeStops !== undefined) {
+      if (typeof o.outputsBeforeStops !== 'boolean')
+        throw this.#error(OT_ERR_ARG, `options.outputsBeforeStops: ${show(o.outputsBeforeStops)}; expected true or false`);
+      this.#check(m._otw_set_outputs_before_stops(P, o.outputsBeforeStops ? 1 : 0));
     }
     if (o.maxOrder !== undefined) {
       const v = this.#num(o.maxOrder, 'options.maxOrder');

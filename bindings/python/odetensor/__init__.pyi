@@ -67,6 +67,7 @@ class Problem:
     precondition: Optional[tuple[Callable[..., Optional[int]], Callable[..., Optional[int]]]]
     nwork: int
     user: Optional[int]
+    outputs_before_stops: Optional[bool]
     def __init__(self, nstates: int, rhs: Union[Callback, Compiled], nparams: int = ...,
                  jac: Optional[Union[Callback, Compiled]] = ..., init: Optional[Callback] = ...,
                  out: Optional[Callback] = ..., nout: int = ...,
@@ -91,7 +92,8 @@ class Problem:
                  progress: Optional[Callable[[int, int], Any]] = ...,
                  precondition: Optional[tuple[Callable[..., Optional[int]],
                                               Callable[..., Optional[int]]]] = ...,
-                 nwork: int = ..., user: Optional[int] = ...) -> None: ...
+                 nwork: int = ..., user: Optional[int] = ...,
+                 outputs_before_stops: Optional[bool] = ...) -> None: ...
 
 class Result:
     ts: npt.NDArray[np.float64]

@@ -167,6 +167,10 @@ class Problem:
     precondition: Optional[tuple] = None  # (setup, solve) for linear_solver="gmres"
     nwork: int = 0  # doubles of work per lane for the preconditioner
     user: Any = None  # a compiled callback's user pointer (an int address)
+    # An output at a stop's time: the state before the stop (True: NONMEM's
+    # pre-dose observation) or after it (False, the default); last, so that
+    # positional arguments keep their places.
+    outputs_before_stops: Optional[bool] = None
 
     def _spec(self) -> "_Spec":
         return _Spec(self)
@@ -215,6 +219,8 @@ class _Spec:
         self.stability_limit_detection = (None if p.stability_limit_detection is None
                                           else int(bool(p.stability_limit_detection)))
         self.max_events = p.max_events
+        self.outputs_before_stops = (None if p.outputs_before_stops is None
+                                     else int(bool(p.outputs_before_stops)))
         if (p.sens_rtol is None) != (p.sens_atol is None):
             raise ValueError("sens_rtol and sens_atol: give both or neither")
         self.sens_rtol, self.sens_atol = p.sens_rtol, p.sens_atol

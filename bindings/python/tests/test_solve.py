@@ -175,6 +175,28 @@ def test_bolus_doses_follow_the_superposition_of_exponentials():
     assert np.all(r.events["count"] == 3)
 
 
+@pytest.mark.parametrize("mode", ["lanes", "lockstep"])
+@pytest.mark.parametrize("before", [False, True])
+def test_outputs_at_doses_show_the_state_before_them_with_outputs_before_stops(mode, before):
+    # Boluses of 1 at t = 0, 1 and 2, outputs at each: with the option the
+    # state before each dose (NONMEM's trough; 0 at t0), without, after it.
+    def on_event(t, root, y, p, lane):
+        y[0] += 1.0
+
+    prob = ot.Problem(nstates=1, nparams=1, rhs=decay_rhs, on_event=on_event, rtol=1e-8,
+                      atol=1e-10, mode=mode, outputs_before_stops=before)
+    t = np.array([0.0, 0.5, 1.0, 2.0, 3.0])
+    r = ot.solve_dense_with(prob, [0.0], RATES[:, :4], t, stops=np.array([0.0, 1.0, 2.0]))
+    k = RATES[0, :4][None, :]
+    given = (lambda d: t[:, None] > d) if before else (lambda d: t[:, None] >= d)
+    exact = sum(np.where(given(d), np.exp(-k * (t[:, None] - d)), 0.0)
+                for d in (0.0, 1.0, 2.0))
+    assert r.ok and np.all(r.events["count"] == 3)
+    np.testing.assert_allclose(r.ys[0], exact, rtol=3e-6, atol=1e-9)
+    if before:
+        assert np.all(r.ys[0, 0] == 0.0)  # the output at t0 before its dose
+
+
 def test_roots_stop_lanes_at_the_crossing():
     prob = ot.Problem(nstates=1, nparams=1, rhs=decay_rhs, rtol=1e-10, atol=1e-12,
                       roots=lambda t, y, p, g: np.subtract(y, 0.5, out=g), nroots=1)

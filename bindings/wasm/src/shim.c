@@ -325,6 +325,12 @@ OTW_API int otw_set_max_events(otw_problem *P, int v)
     return ot_ode_set_max_events(ode_of(P), v);
 }
 
+/* before: 1 outputs at a stop's time show the state before it, 0 after. */
+OTW_API int otw_set_outputs_before_stops(otw_problem *P, int before)
+{
+    return ot_ode_set_outputs_before_stops(ode_of(P), before);
+}
+
 /* method: an ot_method (1 BDF, 2 Adams, 3-11 ARKODE's Runge-Kutta pairs). */
 OTW_API int otw_set_method(otw_problem *P, int method)
 {
