@@ -207,6 +207,22 @@ $(B)/tests/check_odetensor: $(TEST_OBJ) $(STATIC)
 check: deps-check
 	@$(MAKE) --no-print-directory $(CHECK_LIST)
 
+# What make check runs, built with as many jobs as make is given (.ci/run:
+# make -j check-build, then make check, whose steps run one at a time so
+# that no test times another's load); check-build-c: test-c's and
+# test-install's alone. Everything it leaves out make check still builds.
+CHECK_BUILD_C := $(STATIC) $(SHARED) $(B)/tests/check_odetensor
+CHECK_BUILD := $(CHECK_BUILD_C) examples $(B)/bench/million_lanes $(B)/wasm/native_ref wasm \
+               python mpi-build
+ifneq ($(SANITIZE),1)
+CHECK_BUILD += $(INJ)/check_alloc_inject $(B)/tests/check_malloc_fail fuzz-bin
+endif
+.PHONY: check-build check-build-c
+check-build: deps-check
+	@$(MAKE) --no-print-directory $(CHECK_BUILD)
+check-build-c: deps-check
+	@$(MAKE) --no-print-directory $(CHECK_BUILD_C)
+
 # The public headers must compile alone, as C11 and as C++11.
 test-headers:
 	@mkdir -p $(B)/headers

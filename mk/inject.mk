@@ -12,6 +12,17 @@ INJ_OBJ := $(LIB_SRC:%.c=$(INJ)/obj/%.o) $(INJ)/obj/src/core/fault_inject.o
 
 .PHONY: test-inject
 
+# Both failure drivers run their cases in shards, one process a core at once
+# (OT_INJECT_SHARD=s/n: the cases i with i % n == s), each shard's output
+# kept in its own log and printed after; any shard failing fails the run.
+INJECT_SHARDS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 4 ] && n=4; echo $$n)
+# $(call run_shards,binary,env): the shards of binary with env set.
+run_shards = rm -f $(1).shard*.log; pids=; \
+    for s in $$(seq 0 $$(($(INJECT_SHARDS) - 1))); do \
+        OT_INJECT_SHARD=$$s/$(INJECT_SHARDS) $(2) $(1) > $(1).shard$$s.log 2>&1 & pids="$$pids $$!"; \
+    done; rc=0; for p in $$pids; do wait $$p || rc=1; done; \
+    cat $(1).shard*.log; exit $$rc
+
 $(INJ)/obj/%.o: %.c $(SUN_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(INJ_FLAGS) -c $< -o $@
@@ -38,8 +49,8 @@ test-inject:
 	@echo "alloc-inject: skipped under SANITIZE=1 (it always runs under ASan + UBSan; make check runs it)"
 else
 test-inject: $(INJ)/check_alloc_inject
-	ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:allocator_may_return_null=1 \
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $(INJ)/check_alloc_inject
+	@$(call run_shards,$(INJ)/check_alloc_inject,ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:allocator_may_return_null=1 \
+	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
 endif
 
 # Every malloc of the process failing in turn, SUNDIALS' own included
@@ -63,5 +74,5 @@ test-malloc-fail:
 	@echo "malloc-fail: skipped with SUNDIALS=system: Debian's 6.4.1 allocates with the C library and checks few of its mallocs, so memory running out inside it is not caught (RELIABILITY.md)"
 else
 test-malloc-fail: $(B)/tests/check_malloc_fail
-	$(B)/tests/check_malloc_fail
+	@$(call run_shards,$(B)/tests/check_malloc_fail,)
 endif

@@ -84,10 +84,16 @@ $(B)/wasm/native_ref: $(WASM_PKG)/test/native_ref.c $(STATIC)
 # sometimes differs from the generic code that wasm's musl shares, which can
 # flip one step decision (seen with sensitivities). The reference uses the
 # generic code, so the comparison tests odetensor, not the CPU's libm.
+# Under SANITIZE=1 the reference runs under ASan + UBSan, and the Node tests,
+# the same wasm against the same reference, are make check's.
 test-wasm: wasm $(B)/wasm/native_ref
 	GLIBC_TUNABLES=glibc.cpu.hwcaps=-FMA,-AVX2 $(SAN_ENV) $(B)/wasm/native_ref \
 	    > $(B)/wasm/native_ref.json
+ifeq ($(SANITIZE),1)
+	@echo "wasm: the native reference ran under ASan + UBSan; the Node tests skipped under SANITIZE=1 (the same wasm and reference as make check's, which runs them)"
+else
 	OT_NATIVE_REF=$(abspath $(B)/wasm/native_ref.json) $(NODE) --expose-gc --test --test-reporter=spec $(WASM_TESTS)
+endif
 
 # constants.mjs and index.d.ts's unions, written from the C headers after an
 # enumerator or status code was added there (test/constants.test.mjs insists).
@@ -114,6 +120,10 @@ $(WASM_NPM_STAMP): $(WASM_PKG)/package.json $(WASM_PKG)/package-lock.json
 
 # Loads the demo in headless Chromium, moves sliders, checks the numbers and
 # the canvas change; screenshot in build/wasm-demo.png.
+ifeq ($(SANITIZE),1)
+test-wasm-browser test-wasm-pack:
+	@echo "$@: skipped under SANITIZE=1 (no native code of ours runs in it; make check runs it)"
+else
 test-wasm-browser: wasm wasm-browser-deps $(WASM_NPM_STAMP)
 	$(NODE) --test --test-reporter=spec $(wildcard $(WASM_PKG)/test-browser/*.test.mjs)
 
@@ -140,3 +150,4 @@ test-wasm-pack: wasm $(WASM_NPM_STAMP)
 	cd $(WASM_PACK)/consumer && $(NODE) $(abspath $(WASM_PKG))/node_modules/typescript/bin/tsc \
 	    -p tsconfig.json
 	@echo "npm pack: installed from the tarball, ESM, CommonJS, worker and types all work"
+endif

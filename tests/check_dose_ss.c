@@ -81,6 +81,9 @@ START_TEST(a_bolus_at_steady_state_starts_from_the_geometric_series_trough)
     }
     ot_dose_model m = ot_dose_model_make();
     solve_both(csv, 1, 1, 2, pk1_rhs, p, 1, &m, want, 4, 1e-7);
+    /* a trough alone: the subject's last output is at the stop, not taken */
+    solve_both("ID,TIME,EVID,AMT,CMT,II,SS\n1,0,1,100,1,12,1\n1,0,0,.,1,.,.\n", 1, 1, 2,
+               pk1_rhs, p, 1, &m, want, 1, 1e-7);
     static const char *csv2 = "ID,TIME,EVID,AMT,CMT,II,ADDL,SS\n"
                               "2,0,1,50,1,.,.,.\n2,3,0,.,1,.,.,.\n2,6,1,100,1,12,0,2\n"
                               "2,6,0,.,1,.,.,.\n2,9,0,.,1,.,.,.\n";

@@ -126,8 +126,9 @@ int64_t ot__dose_obs_at(const ot_dose_plan *plan, int64_t s, double t, int64_t f
 /* Writes again the outputs (and with sens their sensitivities) at each
  * observation at a steady state's time, in the pre-dose convention: the
  * steady state's trough instead of the state before the stop (observe.c).
- * A lane whose out function fails there fails. @return OT_OK, or
- * OT_ERR_NOMEM / OT_ERR_SOLVER (an event record missing). */
+ * A lane whose out function fails there fails, as one whose SS 2 state
+ * before the stop is not kept (through out at its last output).
+ * @return OT_OK or OT_ERR_NOMEM. */
 int ot__dose_ss_outputs(const ot__dose_ctx *c, const ot_dose_plan *plan,
                         const ot__dose_lane *lanes, const double *pfull, int sens,
                         ot_solution *sol);

@@ -128,17 +128,28 @@ int ot__dose_ss_outputs(const ot__dose_ctx *c, const ot_dose_plan *plan,
             const ot__dose_ss *ss = &L->ss[m];
             for (int64_t j = ot__dose_obs_at(plan, b, ss->t, 0); j >= 0;
                  j = ot__dose_obs_at(plan, b, ss->t, j + 1)) {
-                if (before_stop(sol, L, b, ss->t, n, y) != 0) {
-                    st = OT_ERR_SOLVER;
-                    break;
-                }
-                const int f = fix_one(c, ss, pfull + b * npf, sol, sens, b, j, y, w);
+                /* y-: SS 1 replaces it; SS 2 adds to the output itself (the
+                 * state), or with out to the stop's event record, which a
+                 * stop at the lane's last output does not have (not taken) */
+                int f = OT_OK;
+                for (int64_t i = 0; ss->ss == 2 && !c->user->out && i < n; i++)
+                    ot_view_get(ot_tensor_view(sol->ys), i, j, b, &y[i]);
+                if (ss->ss == 2 && c->user->out &&
+                    before_stop(sol, L, b, ss->t, n, y) != 0)
+                    f = OT_ERR_VALUE;
+                if (f == OT_OK)
+                    f = fix_one(c, ss, pfull + b * npf, sol, sens, b, j, y, w);
                 if (f != OT_OK) {
-                    char msg[200];
-                    snprintf(msg, sizeof msg,
-                             "the out function failed at the steady state's observation "
-                             "at t = %g",
-                             ss->t);
+                    char msg[240];
+                    snprintf(
+                        msg, sizeof msg,
+                        f == OT_ERR_VALUE
+                            ? "the SS 2 observation at t = %g, the subject's last, has "
+                              "no state before its stop through an out function (the "
+                              "stop is not taken); observe once more after it"
+                            : "the out function failed at the steady state's "
+                              "observation at t = %g",
+                        ss->t);
                     ot_solution_set_lane_status(sol, b, f, msg);
                     break;
                 }

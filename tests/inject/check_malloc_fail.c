@@ -279,6 +279,8 @@ static tally g_total;
 
 START_TEST(solve_survives_every_failing_malloc)
 {
+    if (!sc_in_shard(_i))
+        return;
     const sc_case *c = &SC_CASES[_i];
     sc_inputs in;
     sc_inputs_init(&in);
@@ -360,11 +362,11 @@ int main(void)
     const int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     printf(
-        "malloc-fail: %ld runs with one allocation failing (or all from it on): "
+        "malloc-fail (%s): %ld runs with one allocation failing (or all from it on): "
         "%ld OT_ERR_NOMEM, %ld with OT_ERR_NOMEM lanes, %ld the same answer; %ld wrong, "
         "%ld leaked, %ld crashed\n",
-        g_total.runs, g_total.outcome[NOMEM_CALL], g_total.outcome[NOMEM_LANES],
-        g_total.outcome[SAME], g_total.outcome[WRONG], g_total.outcome[LEAKED],
-        g_total.crashed);
+        sc_shard_name(), g_total.runs, g_total.outcome[NOMEM_CALL],
+        g_total.outcome[NOMEM_LANES], g_total.outcome[SAME], g_total.outcome[WRONG],
+        g_total.outcome[LEAKED], g_total.crashed);
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -1,6 +1,9 @@
 /* The solve cases of solve_cases.h. */
 #include "solve_cases.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+
 const sc_case SC_CASES[] = {
     {"lanes BDF dense, 1 thread", OT_LANES, OT_BDF, K_DENSE, 1, 0, 0, 0, 0, 0, 0, 0, 0},
     {"lanes BDF dense, 2 threads, f32 y0, atol vector, out", OT_LANES, OT_BDF, K_DENSE, 2,
@@ -249,4 +252,40 @@ const char *sc_lane_differs(const ot_solution *got, const ot_solution *ref, int6
         memcmp(&x.final_time, &y.final_time, sizeof x.final_time) != 0)
         return "its statistics";
     return NULL;
+}
+
+/* The shard from OT_INJECT_SHARD, read once: *s of *n (0 of 1: all). */
+static void shard_of(int *s, int *n)
+{
+    static int read, ss, nn = 1;
+    if (!read) {
+        read = 1;
+        const char *e = getenv("OT_INJECT_SHARD");
+        if (e != NULL &&
+            (sscanf(e, "%d/%d", &ss, &nn) != 2 || nn < 1 || ss < 0 || ss >= nn)) {
+            fprintf(stderr,
+                    "OT_INJECT_SHARD=%s: expected s/n with 0 <= s < n; every case runs\n",
+                    e);
+            ss = 0, nn = 1;
+        }
+    }
+    *s = ss, *n = nn;
+}
+
+int sc_in_shard(int i)
+{
+    int s, n;
+    shard_of(&s, &n);
+    return i % n == s;
+}
+
+const char *sc_shard_name(void)
+{
+    static char buf[48];
+    int s, n;
+    shard_of(&s, &n);
+    if (n == 1)
+        return "every case";
+    snprintf(buf, sizeof buf, "shard %d of %d", s, n);
+    return buf;
 }

@@ -47,4 +47,12 @@ int sc_run_solve(const sc_case *c, const ot_ode *ode, const sc_inputs *in,
  * string). Asserts nothing, so a forked child may call it. */
 const char *sc_lane_differs(const ot_solution *got, const ot_solution *ref, int64_t b);
 
+/* Whether case i is this process's: OT_INJECT_SHARD="s/n" (make runs n
+ * processes at once, one a core, each on the cases i with i % n == s);
+ * unset or malformed: every case (malformed also prints why). */
+int sc_in_shard(int i);
+
+/* The shard as words for the summary lines: "shard s of n" or "every case". */
+const char *sc_shard_name(void);
+
 #endif
