@@ -118,4 +118,9 @@ void otpy_solve_released(otpy_run *r, otpy_solve *s);
  * taken), or NULL with OdeTensorError when the solve refused the call. */
 PyObject *otpy_run_result(const otpy_run *r, otpy_solve *s);
 
+/* ---- Event tables (dosing.c) ---------------------------------------------- */
+
+/* records_* and solve_doses, added to the module by its init. */
+extern PyMethodDef otpy_dosing_methods[];
+
 #endif

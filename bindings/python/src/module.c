@@ -3,8 +3,8 @@
  * it reads), solves without the GIL and hands back the solution's tensors
  * and per-lane arrays. A problem per call makes concurrent solves of one
  * Problem independent: each has its own callbacks' state. The call's
- * problem, the released solve and the result are in core.h for other
- * entries to share. */
+ * problem, the released solve and the result are shared with dosing.c's
+ * entries (core.h). */
 #define PY_ARRAY_UNIQUE_SYMBOL otpy_ARRAY_API
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include "core.h"
@@ -605,6 +605,7 @@ PyMODINIT_FUNC PyInit__core(void)
         NULL);
     Py_XINCREF(otpy_error);
     if (otpy_error == NULL || PyModule_AddObject(m, "OdeTensorError", otpy_error) < 0 ||
+        PyModule_AddFunctions(m, otpy_dosing_methods) < 0 ||
         PyModule_AddObject(m, "Tensor", (PyObject *)&otpy_tensor_type) < 0) {
         Py_DECREF(m);
         return NULL;
