@@ -1,7 +1,7 @@
 """Type stubs of the odetensor package (bindings/python)."""
 import ctypes
 import os
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Optional, Protocol, Sequence, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -150,8 +150,13 @@ class Records:
     def subjects(self) -> list[tuple[float, int, int]]: ...
     def covariate(self, name: str) -> npt.NDArray[np.float64]: ...
 
-# CSV text (str, bytes), a CSV file (os.PathLike), columns {name: 1-D values}, or Records
-RecordsSource = Union[str, bytes, "os.PathLike[str]", Mapping[str, Any], Records]
+class ColumnTable(Protocol):
+    """Columns as dict() takes them: a dict {name: 1-D values}, a pandas DataFrame."""
+    def keys(self) -> Iterable[Any]: ...
+    def __getitem__(self, name: Any, /) -> Any: ...
+
+# CSV text (str, bytes), a CSV file (os.PathLike), columns, or Records
+RecordsSource = Union[str, bytes, "os.PathLike[str]", ColumnTable, Records]
 Indices = Optional[Sequence[int]]  # per compartment: a parameter index, -1 for none
 
 def read_records(source: RecordsSource) -> Records: ...

@@ -501,8 +501,9 @@ class Records:
 def read_records(source: Any) -> Records:
     """Records from ``source``: a str (or bytes) is CSV text; an
     ``os.PathLike`` (``pathlib.Path``) is a CSV file, read by the library;
-    a Mapping is columns {name: 1-D array-like of numbers, NaN or None for
-    missing} (a pandas DataFrame is one); a Records is returned as it is.
+    a mapping is columns {name: 1-D array-like of numbers, NaN or None for
+    missing} (anything with keys() and [name], as dict() takes: a dict, a
+    pandas DataFrame); a Records is returned as it is.
     CSV: a header of column names (any case), ``.`` or an empty cell for
     missing, ``#`` comment lines, CRLF. Raises OdeTensorError with the
     library's message, which names the row (the 1-based data record) and
@@ -521,9 +522,13 @@ def read_records(source: Any) -> Records:
             raise
     if isinstance(source, os.PathLike):
         return Records(_core.records_file(source))
-    if isinstance(source, Mapping):
+    # the mapping protocol dict() takes, not abc.Mapping alone: a pandas
+    # DataFrame (keys() its column names, df[name] a column) is no Mapping
+    if isinstance(source, Mapping) or (hasattr(source, "keys")
+                                       and hasattr(source, "__getitem__")):
         names, cols = [], []
-        for name, values in source.items():
+        for name in list(source.keys()):
+            values = source[name]
             if not isinstance(name, str):
                 raise TypeError(f"records: a column named {name!r}; names must be str")
             try:
@@ -541,7 +546,8 @@ def read_records(source: Any) -> Records:
                              "'TIME': [...], ...}")
         return Records(_core.records_columns(names, cols))
     raise TypeError(f"records: a {type(source).__name__}; expected CSV text (str), a "
-                    "path (os.PathLike), a mapping of columns or odetensor.Records")
+                    "path (os.PathLike), a mapping of columns (a dict, a DataFrame) or "
+                    "odetensor.Records")
 
 
 _DOSE_DENSE, _DOSE_SENS, _DOSE_ADJ = range(3)

@@ -106,6 +106,29 @@ def test_read_records_gives_rows_columns_subjects_and_covariates(tmp_path):
     assert ot.read_records(r) is r
 
 
+class Frame:
+    """A table as pandas' DataFrame offers it (pandas is not installed here):
+    keys() the column names, frame[name] a column; no collections.abc.Mapping."""
+
+    def __init__(self, columns):
+        self._columns = columns
+
+    def keys(self):
+        return iter(self._columns)
+
+    def __getitem__(self, name):
+        return list(self._columns[name])
+
+
+def test_a_dataframe_like_table_reads_as_its_columns():
+    r = ot.read_records(CSV)
+    f = ot.read_records(Frame(r.columns))
+    for name, col in r.columns.items():
+        np.testing.assert_array_equal(f.columns[name], col)
+    with pytest.raises(TypeError, match="a column named 0; names must be str"):
+        ot.read_records(Frame({0: [1.0]}))
+
+
 def test_a_bad_record_is_refused_naming_its_row_and_column(tmp_path):
     with pytest.raises(ot.OdeTensorError) as e:
         ot.read_records("ID,TIME,AMT\n1,0,-5\n")
