@@ -342,6 +342,7 @@ def test_a_real_ctrl_c_cancels_a_long_dose_solve(models):
             "TIME": np.tile(np.concatenate([[0.0], obs]), nsub),
             "EVID": np.tile(np.concatenate([[1.0], np.zeros(len(obs))]), nsub),
             "AMT": np.tile(np.concatenate([[1.0], np.full(len(obs), np.nan)]), nsub)}
+    rec = ot.read_records(cols)  # before the timer: Ctrl-C then lands in the solve
     k = np.asfortranarray(np.tile([[0.04], [1e4], [3e7]], (1, nsub)))
     prob = ot.Problem(nstates=3, nparams=3, rhs=models["robertson_rhs"], mode="lanes",
                       threads=2, rtol=1e-12, atol=1e-20, max_steps=10**7)
@@ -349,7 +350,7 @@ def test_a_real_ctrl_c_cancels_a_long_dose_solve(models):
     start = time.monotonic()
     timer.start()
     with pytest.raises(ot.Cancelled) as e:
-        ot.solve_doses(prob, cols, y0=np.zeros(3), params=k)
+        ot.solve_doses(prob, rec, y0=np.zeros(3), params=k)
     elapsed = time.monotonic() - start
     timer.cancel()
     assert "OT_ERR_CANCELLED" in e.value.result.status
