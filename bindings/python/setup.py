@@ -29,7 +29,8 @@ if not os.path.exists(archive) and "egg_info" not in sys.argv:
 
 core = Extension(
     "odetensor._core",
-    sources=[os.path.join("src", f) for f in ("module.c", "tensor.c", "callbacks.c")],
+    sources=[os.path.join("src", f)
+             for f in ("module.c", "tensor.c", "callbacks.c", "dosing.c")],
     include_dirs=[include, numpy.get_include()],
     extra_compile_args=["-std=c11", "-Wall", "-Wextra", "-Werror", "-Wno-missing-field-initializers",
                         "-Wno-cast-function-type"],

@@ -9,12 +9,14 @@
 """
 
 from ._api import (ACTIONS, DIRECTIONS, FLAT_SIGNATURE, LINEAR_SOLVERS, METHODS, MODES,
-                   STATS, Cancelled, OdeTensorError, Problem, Result, callback_lane, solve,
-                   solve_adjoint, solve_dense, solve_dense_with, solve_fwd_sens)
+                   STATS, Cancelled, OdeTensorError, Problem, Records, Result, callback_lane,
+                   read_records, solve, solve_adjoint, solve_dense, solve_dense_with,
+                   solve_doses, solve_doses_adjoint, solve_doses_fwd_sens, solve_fwd_sens)
 from ._core import version as __c_version__
 
 __version__ = "0.1.0"
 __all__ = ["Problem", "Result", "OdeTensorError", "Cancelled", "solve_dense",
            "solve_dense_with", "solve", "solve_fwd_sens", "solve_adjoint",
-           "callback_lane", "FLAT_SIGNATURE", "METHODS", "LINEAR_SOLVERS", "MODES",
-           "DIRECTIONS", "ACTIONS", "STATS"]
+           "callback_lane", "Records", "read_records", "solve_doses",
+           "solve_doses_fwd_sens", "solve_doses_adjoint", "FLAT_SIGNATURE", "METHODS",
+           "LINEAR_SOLVERS", "MODES", "DIRECTIONS", "ACTIONS", "STATS"]

@@ -1,6 +1,7 @@
 """Type stubs of the odetensor package (bindings/python)."""
 import ctypes
-from typing import Any, Callable, Optional, Sequence, Union
+import os
+from typing import Any, Callable, Iterable, Optional, Protocol, Sequence, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -138,5 +139,50 @@ def solve_adjoint(problem: Problem, y0: Optional[ArrayIn], params: Optional[Arra
                   integrand: Optional[Callable[..., Optional[int]]] = ...,
                   copy: bool = ..., lane_offset: int = ...) -> Result: ...
 def callback_lane() -> int: ...
+
+class Records:
+    """NONMEM-style event records, checked by the library (read_records)."""
+    @property
+    def rows(self) -> int: ...
+    @property
+    def columns(self) -> dict[str, npt.NDArray[np.float64]]: ...
+    @property
+    def subjects(self) -> list[tuple[float, int, int]]: ...
+    def covariate(self, name: str) -> npt.NDArray[np.float64]: ...
+
+class ColumnTable(Protocol):
+    """Columns as dict() takes them: a dict {name: 1-D values}, a pandas DataFrame."""
+    def keys(self) -> Iterable[Any]: ...
+    def __getitem__(self, name: Any, /) -> Any: ...
+
+# CSV text (str, bytes), a CSV file (os.PathLike), columns, or Records
+RecordsSource = Union[str, bytes, "os.PathLike[str]", ColumnTable, Records]
+Indices = Optional[Sequence[int]]  # per compartment: a parameter index, -1 for none
+
+def read_records(source: RecordsSource) -> Records: ...
+def solve_doses(problem: Problem, records: RecordsSource, *,
+                compartments: Optional[int] = ..., cmt_state: Indices = ...,
+                f: Indices = ..., lag: Indices = ..., rate: Indices = ...,
+                duration: Indices = ..., post_dose: bool = ..., ss_tol: float = ...,
+                ss_max_iter: int = ..., ss_interval: float = ...,
+                y0: Optional[ArrayIn] = ..., params: Optional[ArrayIn] = ...,
+                copy: bool = ...) -> Result: ...
+def solve_doses_fwd_sens(problem: Problem, records: RecordsSource, *,
+                         compartments: Optional[int] = ..., cmt_state: Indices = ...,
+                         f: Indices = ..., lag: Indices = ..., rate: Indices = ...,
+                         duration: Indices = ..., post_dose: bool = ...,
+                         ss_tol: float = ..., ss_max_iter: int = ...,
+                         ss_interval: float = ..., y0: Optional[ArrayIn] = ...,
+                         params: Optional[ArrayIn] = ..., copy: bool = ...) -> Result: ...
+def solve_doses_adjoint(problem: Problem, records: RecordsSource,
+                        data: Optional[ArrayIn] = ..., *, weights: Optional[ArrayIn] = ...,
+                        loss: Optional[Callable[..., Optional[int]]] = ...,
+                        integrand: Optional[Callable[..., Optional[int]]] = ...,
+                        compartments: Optional[int] = ..., cmt_state: Indices = ...,
+                        f: Indices = ..., lag: Indices = ..., rate: Indices = ...,
+                        duration: Indices = ..., post_dose: bool = ...,
+                        ss_tol: float = ..., ss_max_iter: int = ...,
+                        ss_interval: float = ..., y0: Optional[ArrayIn] = ...,
+                        params: Optional[ArrayIn] = ..., copy: bool = ...) -> Result: ...
 
 __version__: str

@@ -11,6 +11,8 @@ view or DLPack export of them does.
 from __future__ import annotations
 
 import ctypes
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
@@ -454,3 +456,216 @@ def solve_adjoint(problem: Problem, y0: Any, params: Any, t_eval: Any, data: Any
 def callback_lane() -> int:
     """Inside a callback: the batch index of the first lane of its views."""
     return _core.callback_lane()
+
+
+# ---- Event tables (NONMEM-style datasets; the C layer is dosing.h) ----------
+
+
+class Records:
+    """NONMEM-style event records (ID, TIME, EVID, AMT, RATE, DUR, CMT, II,
+    ADDL, SS, DV, MDV, covariates), read and checked by the library: every
+    record obeys dosing.h's rules once a Records exists. Immutable; make
+    one with read_records. ``rows``, ``columns`` ({name: float64 array},
+    NaN for missing, a copy on each access), ``subjects`` ([(id,
+    first_row, nrows)], rows 1-based as in messages) and ``covariate(name)``
+    (per subject, the first value that is not missing)."""
+
+    __slots__ = ("_handle",)
+
+    def __init__(self, handle: Any):
+        self._handle = handle  # a capsule owning the ot_records (dosing.c)
+
+    @property
+    def rows(self) -> int:
+        return _core.records_rows(self._handle)
+
+    @property
+    def columns(self) -> dict:
+        return _core.records_column_values(self._handle)
+
+    @property
+    def subjects(self) -> list:
+        return _core.records_subjects(self._handle)
+
+    def covariate(self, name: str) -> np.ndarray:
+        """Column name's value per subject: on the subject's first row where
+        it is not missing (ot_records_covariate). Raises OdeTensorError for
+        no such column, or a subject missing it on every row."""
+        return _core.records_covariate(self._handle, str(name))
+
+    def __repr__(self) -> str:
+        names = list(self.columns)
+        return f"Records(rows={self.rows}, subjects={len(self.subjects)}, columns={names})"
+
+
+def read_records(source: Any) -> Records:
+    """Records from ``source``: a str (or bytes) is CSV text; an
+    ``os.PathLike`` (``pathlib.Path``) is a CSV file, read by the library;
+    a mapping is columns {name: 1-D array-like of numbers, NaN or None for
+    missing} (anything with keys() and [name], as dict() takes: a dict, a
+    pandas DataFrame); a Records is returned as it is.
+    CSV: a header of column names (any case), ``.`` or an empty cell for
+    missing, ``#`` comment lines, CRLF. Raises OdeTensorError with the
+    library's message, which names the row (the 1-based data record) and
+    the column: "row 14 (ID 3), AMT: -5 is negative; ..."."""
+    if isinstance(source, Records):
+        return source
+    if isinstance(source, (str, bytes)):
+        try:
+            return Records(_core.records_csv(source))
+        except OdeTensorError as e:
+            if (b"\n" if isinstance(source, bytes) else "\n") not in source:
+                # one line: perhaps a file name meant as a path
+                name, code, message = e.args
+                raise OdeTensorError(name, code, message + " (a str is CSV text; read a "
+                                     "file with read_records(pathlib.Path(...)))") from None
+            raise
+    if isinstance(source, os.PathLike):
+        return Records(_core.records_file(source))
+    # the mapping protocol dict() takes, not abc.Mapping alone: a pandas
+    # DataFrame (keys() its column names, df[name] a column) is no Mapping
+    if isinstance(source, Mapping) or (hasattr(source, "keys")
+                                       and hasattr(source, "__getitem__")):
+        names, cols = [], []
+        for name in list(source.keys()):
+            values = source[name]
+            if not isinstance(name, str):
+                raise TypeError(f"records: a column named {name!r}; names must be str")
+            try:
+                col = np.ascontiguousarray(np.asarray(values, dtype=np.float64))
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"records[{name}]: {e}; expected numbers (NaN for "
+                                 "missing)") from None
+            if col.ndim != 1:
+                raise ValueError(f"records[{name}]: shape {col.shape}; expected one "
+                                 "value per row (1-D)")
+            names.append(name)
+            cols.append(col)
+        if not names:
+            raise ValueError("records: a mapping with no columns; expected {'ID': [...], "
+                             "'TIME': [...], ...}")
+        return Records(_core.records_columns(names, cols))
+    raise TypeError(f"records: a {type(source).__name__}; expected CSV text (str), a "
+                    "path (os.PathLike), a mapping of columns (a dict, a DataFrame) or "
+                    "odetensor.Records")
+
+
+_DOSE_DENSE, _DOSE_SENS, _DOSE_ADJ = range(3)
+# What the other solves take and these do not: the records give every
+# subject's doses (the stops) and observation times.
+_NOT_FOR_DOSES = ("t_eval", "stops", "t0", "stops_dp", "lane_offset", "final_time")
+
+
+def _dose_solve(fn: str, kind: int, problem: Problem, records: Any, extra: dict, *,
+                compartments: Optional[int], cmt_state: Optional[Sequence[int]],
+                f: Optional[Sequence[int]], lag: Optional[Sequence[int]],
+                rate: Optional[Sequence[int]], duration: Optional[Sequence[int]],
+                post_dose: bool, ss_tol: float, ss_max_iter: int, ss_interval: float,
+                y0: Any, params: Any, copy: bool, data: Any = None, weights: Any = None,
+                loss: Optional[Callable] = None,
+                integrand: Optional[Callable] = None) -> Result:
+    for key in extra:
+        if key in _NOT_FOR_DOSES:
+            raise TypeError(f"{fn}: {key}: the records give each subject's doses and "
+                            "observation times; leave it out")
+        raise TypeError(f"{fn}() got an unexpected keyword argument {key!r}")
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem: a {type(problem).__name__}; expected odetensor.Problem")
+    rec = read_records(records)
+    if compartments is None:
+        compartments = len(cmt_state) if cmt_state is not None else problem.nstates
+    spec = problem._spec()
+    spec.loss, spec.integrand = loss, integrand
+    d = _core.solve_doses(spec, kind, rec._handle, int(compartments), cmt_state, f, lag,
+                          rate, duration, bool(post_dose), float(ss_tol), int(ss_max_iter),
+                          float(ss_interval), _array(y0, "y0", copy),
+                          _array(params, "params", copy), _array(data, "data", copy),
+                          _array(weights, "weights", copy))
+    result = _result(d)
+    if d["interrupt"] is not None:
+        raise Cancelled(result) from d["interrupt"]
+    return result
+
+
+def solve_doses(problem: Problem, records: Any, *, compartments: Optional[int] = None,
+                cmt_state: Optional[Sequence[int]] = None,
+                f: Optional[Sequence[int]] = None, lag: Optional[Sequence[int]] = None,
+                rate: Optional[Sequence[int]] = None,
+                duration: Optional[Sequence[int]] = None, post_dose: bool = False,
+                ss_tol: float = 0, ss_max_iter: int = 0, ss_interval: float = 0,
+                y0: Any = None, params: Any = None, copy: bool = False,
+                **unexpected: Any) -> Result:
+    """Every subject of records (a Records, or anything read_records takes)
+    as one lane of problem, at its observation times, the doses applied
+    around the model (ot_dose_solve_dense): ts [nobs, nsubjects] (each
+    subject's times, NaN-padded), ys [n|nout, nobs, nsubjects].
+
+    compartments: the model's compartment count (None: len(cmt_state), or
+    nstates); cmt_state: compartment c's (CMT c + 1's) state index (None:
+    state c). f, lag, rate, duration: per compartment, the parameter index
+    (a row of params) of its bioavailability F, its lag ALAG, the rate of
+    its RATE -1 doses and the duration of its RATE -2 doses; -1 (or None
+    for all) where none applies. An observation at a dose time shows the
+    state before the dose (NONMEM's trough); post_dose=True: after it.
+    Steady states (SS 1, 2): ss_tol (tolerance units), ss_max_iter, and
+    ss_interval for a constant infusion (0: the library's defaults 1, 20,
+    1). y0 [n] or [n, nsubjects] (None: problem.init), params [np] or
+    [np, nsubjects] (covariates from Records.covariate go in here); the
+    callbacks see the problem's own n and np. Every subject starts at
+    problem.t0; post_dose, not problem.outputs_before_stops, decides what
+    an observation at a dose shows. Raises OdeTensorError for a refused
+    call (the message names the record's row); lanes that fail are in the
+    result."""
+    return _dose_solve("solve_doses", _DOSE_DENSE, problem, records, unexpected,
+                       compartments=compartments, cmt_state=cmt_state, f=f, lag=lag,
+                       rate=rate, duration=duration, post_dose=post_dose, ss_tol=ss_tol,
+                       ss_max_iter=ss_max_iter, ss_interval=ss_interval, y0=y0,
+                       params=params, copy=copy)
+
+
+def solve_doses_fwd_sens(problem: Problem, records: Any, *,
+                         compartments: Optional[int] = None,
+                         cmt_state: Optional[Sequence[int]] = None,
+                         f: Optional[Sequence[int]] = None,
+                         lag: Optional[Sequence[int]] = None,
+                         rate: Optional[Sequence[int]] = None,
+                         duration: Optional[Sequence[int]] = None, post_dose: bool = False,
+                         ss_tol: float = 0, ss_max_iter: int = 0, ss_interval: float = 0,
+                         y0: Any = None, params: Any = None, copy: bool = False,
+                         **unexpected: Any) -> Result:
+    """As solve_doses, plus sens[j] = d ys / d p_j [n|nout, nobs, nsubjects]
+    through every dose, F, ALAG, modelled rate and duration, reset and
+    steady state (with problem.sens_initial, d ys / d y0_i after them)."""
+    return _dose_solve("solve_doses_fwd_sens", _DOSE_SENS, problem, records, unexpected,
+                       compartments=compartments, cmt_state=cmt_state, f=f, lag=lag,
+                       rate=rate, duration=duration, post_dose=post_dose, ss_tol=ss_tol,
+                       ss_max_iter=ss_max_iter, ss_interval=ss_interval, y0=y0,
+                       params=params, copy=copy)
+
+
+def solve_doses_adjoint(problem: Problem, records: Any, data: Any = None, *,
+                        weights: Any = None, loss: Optional[Callable] = None,
+                        integrand: Optional[Callable] = None,
+                        compartments: Optional[int] = None,
+                        cmt_state: Optional[Sequence[int]] = None,
+                        f: Optional[Sequence[int]] = None,
+                        lag: Optional[Sequence[int]] = None,
+                        rate: Optional[Sequence[int]] = None,
+                        duration: Optional[Sequence[int]] = None, post_dose: bool = False,
+                        ss_tol: float = 0, ss_max_iter: int = 0, ss_interval: float = 0,
+                        y0: Any = None, params: Any = None, copy: bool = False,
+                        **unexpected: Any) -> Result:
+    """As solve_doses, plus a loss and its gradient by the adjoint through
+    every dose: grad_loss [nsubjects], grad_params [np, nsubjects], grad_y0
+    [n, nsubjects]. data and weights [n|nout, nobs] or [n|nout, nobs,
+    nsubjects] (the sum of squares; a NaN datum, as past a subject's last
+    observation, adds nothing), or loss and integrand as in solve_adjoint."""
+    if (data is None) == (loss is None):
+        raise ValueError("solve_doses_adjoint: give data (a sum of squares) or loss, one "
+                         "of them")
+    return _dose_solve("solve_doses_adjoint", _DOSE_ADJ, problem, records, unexpected,
+                       compartments=compartments, cmt_state=cmt_state, f=f, lag=lag,
+                       rate=rate, duration=duration, post_dose=post_dose, ss_tol=ss_tol,
+                       ss_max_iter=ss_max_iter, ss_interval=ss_interval, y0=y0,
+                       params=params, copy=copy, data=data, weights=weights, loss=loss,
+                       integrand=integrand)

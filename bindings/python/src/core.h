@@ -7,6 +7,7 @@
 #include <Python.h>
 
 #include <odetensor.h>
+#include <pthread.h>
 #include <stdatomic.h>
 
 /* ---- Errors (module.c) ---------------------------------------------------- */
@@ -67,5 +68,59 @@ ot_rhs_fn otpy_rhs_fn(const otpy_solve *s);
 /* The binding's progress callback (user = s): the user's progress callable,
  * KeyboardInterrupt and the cancel flag. */
 int otpy_progress(int64_t done, int64_t total, void *user);
+
+/* ---- One call's problem and its solve (module.c) ------------------------ */
+
+/* The problem of one call: the Problem's callables and options (spec, the
+ * _Spec of odetensor/_api.py) in s, the ot_ode made from them (user = &s,
+ * so the struct must not move while ode lives), and the view of the atol
+ * vector. */
+typedef struct {
+    otpy_solve s;
+    ot_ode *ode;
+    otpy_input atol;
+} otpy_call;
+/* Reads spec into c and makes c->ode. 0, or -1 with an exception; either
+ * way otpy_call_close(c) frees what was made. */
+int otpy_call_open(otpy_call *c, PyObject *spec);
+void otpy_call_close(otpy_call *c);
+/* The adjoint's loss: s's Python loss (and integrand) if given, else the
+ * sum of squares of data and weights. */
+ot_loss otpy_loss_of(otpy_solve *s, ot_view data, ot_view weights);
+
+/* One solve as otpy_solve_released runs it: kind and inputs of module.c's
+ * entries, or call, when set, in their place (a solve of another file's,
+ * with call_arg its inputs). Written by the solve: sol, status and its
+ * message (copied on the solve's thread: ot_last_error is per thread). */
+typedef struct otpy_run otpy_run;
+struct otpy_run {
+    ot_ode *ode;
+    int kind;
+    ot_solve_inputs in;
+    double final_time;
+    ot_loss loss;
+    ot_solve_options opts;
+    int (*call)(otpy_run *r);
+    const void *call_arg;
+    ot_solution *sol;
+    int status;
+    char message[512];
+    /* the caller waits on done when the solve runs on its own thread */
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int done;
+};
+/* Solves r without the GIL: on the main thread, on a thread of its own
+ * while this one lets Python see Ctrl-C, which sets s->cancel (the solve
+ * must poll it: otpy_progress on the problem or in r->opts). */
+void otpy_solve_released(otpy_run *r, otpy_solve *s);
+/* After the solve: the result dict _api._result reads (r->sol's tensors
+ * taken), or NULL with OdeTensorError when the solve refused the call. */
+PyObject *otpy_run_result(const otpy_run *r, otpy_solve *s);
+
+/* ---- Event tables (dosing.c) ---------------------------------------------- */
+
+/* records_* and solve_doses, added to the module by its init. */
+extern PyMethodDef otpy_dosing_methods[];
 
 #endif

@@ -1,8 +1,10 @@
-/* odetensor._core: one entry, solve(spec, kind, ...), which builds an
+/* odetensor._core: the entry solve(spec, kind, ...), which builds an
  * ot_ode for the call from the problem (odetensor.Problem, whose attributes
  * it reads), solves without the GIL and hands back the solution's tensors
  * and per-lane arrays. A problem per call makes concurrent solves of one
- * Problem independent: each has its own callbacks' state. */
+ * Problem independent: each has its own callbacks' state. The call's
+ * problem, the released solve and the result are shared with dosing.c's
+ * entries (core.h). */
 #define PY_ARRAY_UNIQUE_SYMBOL otpy_ARRAY_API
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include "core.h"
@@ -207,29 +209,74 @@ static void state_clear(otpy_solve *s)
         Py_CLEAR(*refs[i]);
 }
 
+int otpy_call_open(otpy_call *c, PyObject *spec)
+{
+    memset(c, 0, sizeof *c);
+    otpy_solve *s = &c->s;
+    int bad = 0;
+    int64_t n = 0, np = 0;
+    attr_int64(spec, "nstates", &n, &bad);
+    attr_int64(spec, "nparams", &np, &bad);
+    attr_int64(spec, "nout", &s->nout, &bad);
+    attr_int64(spec, "nroots", &s->nroots, &bad);
+    s->n = n, s->np = np;
+    s->rhs = attr(spec, "rhs", &bad);
+    s->rhs_explicit = attr(spec, "rhs_explicit", &bad);
+    s->jac = attr(spec, "jac", &bad);
+    s->init = attr(spec, "init", &bad);
+    s->out = attr(spec, "out", &bad);
+    s->root = attr(spec, "roots", &bad);
+    s->event = attr(spec, "on_event", &bad);
+    s->event_jac = attr(spec, "event_jac", &bad);
+    s->dfdp = attr(spec, "dfdp", &bad);
+    s->progress = attr(spec, "progress", &bad);
+    s->psetup = attr(spec, "precondition_setup", &bad);
+    s->psolve = attr(spec, "precondition_solve", &bad);
+    attr_int64(spec, "nwork", &s->nwork, &bad);
+    s->loss = attr(spec, "loss", &bad);
+    s->integrand = attr(spec, "integrand", &bad);
+    s->c_rhs = attr_address(spec, "c_rhs", &bad);
+    s->c_jac = attr_address(spec, "c_jac", &bad);
+    s->c_user = attr_address(spec, "c_user", &bad);
+    s->errors = PyDict_New();
+    if (bad || s->errors == NULL)
+        return -1;
+    int st = ot_ode_new(&c->ode, n, np, otpy_rhs_fn(s), s);
+    if (st == OT_OK)
+        st = configure(c->ode, spec, s, &c->atol);
+    if (st != OT_OK && st != OTPY_PYERR)
+        otpy_raise(st);
+    return st == OT_OK ? 0 : -1;
+}
+
+void otpy_call_close(otpy_call *c)
+{
+    otpy_input_release(&c->atol);
+    ot_ode_free(c->ode);
+    c->ode = NULL;
+    state_clear(&c->s);
+}
+
+ot_loss otpy_loss_of(otpy_solve *s, ot_view data, ot_view weights)
+{
+    ot_loss l =
+        s->loss ? ot_loss_custom(otpy_loss_fn(), s) : ot_loss_squares(data, weights);
+    l.user = s; /* the integrand's too */
+    if (s->integrand)
+        l.integrand = otpy_integrand_fn();
+    return l;
+}
+
 /* ---- Running it ------------------------------------------------------------ */
 
 enum { K_DENSE, K_STEPS, K_SENS, K_ADJ, K_WITH, K_SENS_WITH, K_ADJ_WITH };
 
-typedef struct {
-    ot_ode *ode;
-    int kind;
-    ot_solve_inputs in;
-    double final_time;
-    ot_loss loss;
-    ot_solve_options opts;
-    ot_solution *sol;
-    int status;
-    char message[512];
-    /* the caller waits on done when the solve runs on its own thread */
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    int done;
-} run;
-
-static void run_solve(run *r)
+static void run_solve(otpy_run *r)
 {
-    switch (r->kind) {
+    switch (r->call != NULL ? -1 : r->kind) {
+    case -1: /* another file's solve (dosing.c) */
+        r->status = r->call(r);
+        break;
     case K_STEPS:
         r->status = ot_solve(r->ode, r->in.y0, r->in.params, r->final_time, &r->sol);
         break;
@@ -259,7 +306,7 @@ static void run_solve(run *r)
 
 static void *solve_thread(void *arg)
 {
-    run *r = arg;
+    otpy_run *r = arg;
     run_solve(r);
     pthread_mutex_lock(&r->lock);
     r->done = 1;
@@ -273,7 +320,7 @@ static unsigned long main_thread; /* the interpreter's (module init runs there) 
 /* Solves without the GIL. On the main thread the solve runs on a thread of
  * its own while this one wakes every 50 ms to let Python see Ctrl-C, which
  * cancels the solve (its lanes keep what they reached). */
-static void solve_released(run *r, otpy_solve *s)
+void otpy_solve_released(otpy_run *r, otpy_solve *s)
 {
     PyThreadState *ts = NULL;
     pthread_t tid;
@@ -440,6 +487,17 @@ static PyObject *result_of(ot_solution *sol, int status, otpy_solve *s)
     return d;
 }
 
+PyObject *otpy_run_result(const otpy_run *r, otpy_solve *s)
+{
+    if (r->status != OT_OK && r->status != OT_ERR_LANES_FAILED &&
+        r->status != OT_ERR_CANCELLED) {
+        /* the message is the solve thread's (ot_last_error is per thread) */
+        ot_set_error(r->status, "%s", r->message);
+        return otpy_raise(r->status);
+    }
+    return result_of(r->sol, r->status, s);
+}
+
 /* solve(spec, kind, y0, params, times, final_time, stops, t0, loss_data,
  * loss_weights, stops_dp) -> dict (module docstring in odetensor/_api.py). */
 static PyObject *py_solve(PyObject *self, PyObject *args)
@@ -451,109 +509,51 @@ static PyObject *py_solve(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OiOOOdOOOOO", &spec, &kind, &y0o, &po, &to, &final_time,
                           &stopso, &t0o, &ldo, &lwo, &dpo))
         return NULL;
-    otpy_solve s;
-    memset(&s, 0, sizeof s);
-    int bad = 0;
-    int64_t n = 0, np = 0;
-    attr_int64(spec, "nstates", &n, &bad);
-    attr_int64(spec, "nparams", &np, &bad);
-    attr_int64(spec, "nout", &s.nout, &bad);
-    attr_int64(spec, "nroots", &s.nroots, &bad);
-    s.n = n, s.np = np;
-    s.rhs = attr(spec, "rhs", &bad);
-    s.rhs_explicit = attr(spec, "rhs_explicit", &bad);
-    s.jac = attr(spec, "jac", &bad);
-    s.init = attr(spec, "init", &bad);
-    s.out = attr(spec, "out", &bad);
-    s.root = attr(spec, "roots", &bad);
-    s.event = attr(spec, "on_event", &bad);
-    s.event_jac = attr(spec, "event_jac", &bad);
-    s.dfdp = attr(spec, "dfdp", &bad);
-    s.progress = attr(spec, "progress", &bad);
-    s.psetup = attr(spec, "precondition_setup", &bad);
-    s.psolve = attr(spec, "precondition_solve", &bad);
-    attr_int64(spec, "nwork", &s.nwork, &bad);
-    s.loss = attr(spec, "loss", &bad);
-    s.integrand = attr(spec, "integrand", &bad);
-    s.c_rhs = attr_address(spec, "c_rhs", &bad);
-    s.c_jac = attr_address(spec, "c_jac", &bad);
-    s.c_user = attr_address(spec, "c_user", &bad);
-    s.errors = PyDict_New();
-    if (bad || s.errors == NULL) {
-        state_clear(&s);
+    otpy_call c;
+    if (otpy_call_open(&c, spec) != 0) {
+        otpy_call_close(&c);
         return NULL;
     }
-    run r;
+    otpy_run r;
     memset(&r, 0, sizeof r);
-    otpy_input keep[7];
+    r.ode = c.ode;
+    otpy_input keep[8];
     memset(keep, 0, sizeof keep);
     PyObject *result = NULL;
-    int st = ot_ode_new(&r.ode, n, np, otpy_rhs_fn(&s), &s);
-    if (st != OT_OK) {
-        otpy_raise(st);
-        goto done;
-    }
-    st = configure(r.ode, spec, &s, &keep[6]);
-    if (st != OT_OK) {
-        if (st != OTPY_PYERR)
-            otpy_raise(st);
-        goto done;
-    }
-    ot_view y0, p, t, stops, t0, ld, lw;
+    ot_view y0, p, t, stops, t0, ld, lw, dp;
     if (otpy_input_view(y0o, "y0", &y0, &keep[0]) ||
         otpy_input_view(po, "params", &p, &keep[1]) ||
         otpy_input_view(to, "t_eval", &t, &keep[2]) ||
         otpy_input_view(stopso, "stops", &stops, &keep[3]) ||
         otpy_input_view(t0o, "t0", &t0, &keep[4]) ||
-        otpy_input_view(ldo, "data", &ld, &keep[5]))
+        otpy_input_view(ldo, "data", &ld, &keep[5]) ||
+        otpy_input_view(lwo, "weights", &lw, &keep[6]) ||
+        otpy_input_view(dpo, "stops_dp", &dp, &keep[7]))
         goto done;
-    otpy_input wkeep, dkeep;
-    ot_view dp;
-    if (otpy_input_view(lwo, "weights", &lw, &wkeep))
-        goto done;
-    if (otpy_input_view(dpo, "stops_dp", &dp, &dkeep)) {
-        otpy_input_release(&wkeep);
-        goto done;
-    }
     r.kind = kind;
     r.in = ot_solve_inputs_make(y0, p, t);
     r.in.stops = stops;
     r.in.stops_dp = dp;
     r.in.t0 = t0;
     r.final_time = final_time;
-    r.loss = s.loss ? ot_loss_custom(otpy_loss_fn(), &s) : ot_loss_squares(ld, lw);
-    r.loss.user = &s; /* the integrand's too */
-    if (s.integrand)
-        r.loss.integrand = otpy_integrand_fn();
+    r.loss = otpy_loss_of(&c.s, ld, lw);
     r.opts.size = sizeof r.opts;
     r.opts.replace_progress = 1;
     r.opts.progress = otpy_progress;
-    r.opts.progress_user = &s;
-    if (!bad)
-        attr_int64(spec, "lane_offset", &r.opts.lane_offset, &bad);
-    if (bad) {
-        otpy_input_release(&wkeep);
-        otpy_input_release(&dkeep);
+    r.opts.progress_user = &c.s;
+    int bad = 0;
+    attr_int64(spec, "lane_offset", &r.opts.lane_offset, &bad);
+    if (bad)
         goto done;
-    }
     if (kind == K_STEPS || kind == K_WITH || kind == K_SENS_WITH || kind == K_ADJ_WITH)
-        ot_ode_set_progress(r.ode, otpy_progress, &s);
-    solve_released(&r, &s);
-    otpy_input_release(&wkeep);
-    otpy_input_release(&dkeep);
-    if (r.status != OT_OK && r.status != OT_ERR_LANES_FAILED &&
-        r.status != OT_ERR_CANCELLED) {
-        ot_set_error(r.status, "%s", r.message);
-        otpy_raise(r.status);
-        goto done;
-    }
-    result = result_of(r.sol, r.status, &s);
+        ot_ode_set_progress(r.ode, otpy_progress, &c.s);
+    otpy_solve_released(&r, &c.s);
+    result = otpy_run_result(&r, &c.s);
 done:
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < 8; i++)
         otpy_input_release(&keep[i]);
     ot_solution_free(r.sol);
-    ot_ode_free(r.ode);
-    state_clear(&s);
+    otpy_call_close(&c);
     return result;
 }
 
@@ -605,6 +605,7 @@ PyMODINIT_FUNC PyInit__core(void)
         NULL);
     Py_XINCREF(otpy_error);
     if (otpy_error == NULL || PyModule_AddObject(m, "OdeTensorError", otpy_error) < 0 ||
+        PyModule_AddFunctions(m, otpy_dosing_methods) < 0 ||
         PyModule_AddObject(m, "Tensor", (PyObject *)&otpy_tensor_type) < 0) {
         Py_DECREF(m);
         return NULL;

@@ -16,7 +16,7 @@ def models():
     path = os.environ.get("ODETENSOR_TEST_MODELS", os.path.join(HERE, "libmodels.so"))
     lib = ctypes.CDLL(path)
     return {name: ot.FLAT_SIGNATURE((name, lib)) for name in
-            ("decay_rhs", "decay_jac", "robertson_rhs")}
+            ("decay_rhs", "decay_jac", "robertson_rhs", "oral_rhs")}
 
 
 def decay_rhs(t, y, p, dydt):

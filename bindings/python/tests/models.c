@@ -56,3 +56,18 @@ int robertson_jac(double t, const double *y, const double *p, double *J, int64_t
     }
     return 0;
 }
+
+/* The one-compartment oral model of test_doses.py: gut y[0] -> central
+ * y[1], p [5, k] = (ka, CL, V, F, ALAG) per lane (F and ALAG are the dose
+ * layer's, never read here). */
+int oral_rhs(double t, const double *y, const double *p, double *f, int64_t n, int64_t k,
+             void *user)
+{
+    (void)t, (void)user;
+    for (int64_t b = 0; b < k; b++) {
+        const double *Y = y + n * b, *P = p + 5 * b;
+        f[n * b] = -P[0] * Y[0];
+        f[n * b + 1] = P[0] * Y[0] - P[1] / P[2] * Y[1];
+    }
+    return 0;
+}
