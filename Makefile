@@ -129,7 +129,7 @@ TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/c
             tests/check_dosing.c tests/check_dosing_plan.c tests/check_dose_solve.c tests/check_dose_ss.c tests/check_dose_grad.c tests/check_stop_outputs.c
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/obj/%.o)
 EXAMPLES := dlpack_tour robertson lotka_volterra sensitivity_decay bouncing_ball user_jacobian \
-            seir_peak population_pk fit_lotka_volterra fit_population_pk
+            seir_peak population_pk population_doses fit_lotka_volterra fit_population_pk
 EXAMPLE_BIN := $(EXAMPLES:%=$(B)/examples/%)
 
 STATIC := $(B)/libodetensor.a
@@ -242,6 +242,7 @@ test-examples: examples
 	    arg=; [ $$e = robertson ] && arg=$(B)/demo/robertson.svg; \
 	    [ $$e = fit_lotka_volterra ] && arg=200; \
 	    [ $$e = fit_population_pk ] && arg=20; \
+	    [ $$e = population_doses ] && arg="examples/data/pk_1000.csv $(B)/demo --subjects 300"; \
 	    $(SAN_ENV) $(B)/examples/$$e $$arg >$(B)/demo/$$e.out 2>&1 \
 	        || { cat $(B)/demo/$$e.out; echo "example $$e FAILED"; exit 1; }; \
 	    echo "example $$e: ok"; done
@@ -415,7 +416,7 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libodetensor.so.0 $(DESTDIR)$(LIBDIR)/pkgconfig/odetensor.pc
 	rm -rf $(DESTDIR)$(LIBDIR)/cmake/odetensor $(DESTDIR)$(DOCDIR)
 
-FORMAT_FILES = $(wildcard include/*.h include/odetensor/*.h src/*/*.c src/*/*.h tests/*.c examples/*.c \
+FORMAT_FILES = $(wildcard include/*.h include/odetensor/*.h src/*/*.c src/*/*.h tests/*.c examples/*.c examples/*.h \
                           src/cuda/*.cu tests/cuda/* examples/cuda/* \
                           bench/*.c bench/wasm/*.c tests/fuzz/*.c tests/fuzz/*.h tests/inject/*.c \
                           bench/robertson.h bench/robertson_ot.h bindings/wasm/src/*.c bindings/wasm/src/*.h bindings/wasm/test/*.c \
