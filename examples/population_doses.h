@@ -57,9 +57,13 @@ static int is_obs(const cols *c, int64_t row)
 
 /* ---- The closed form, from the records (not from the plan) ------------- */
 
+/* A dose counts at times in [from, until): a steady state at T replaces the
+ * state, so the doses before it stop counting at T and the doses of its
+ * earlier intervals count from T on. */
 typedef struct {
     double t, amount, rate; /* effective start; F AMT or AMT; 0 for a bolus */
     int central;            /* into CMT 2 (else the gut) */
+    double from, until;
 } dose;
 
 /* The central amount at t from doses (an observation at a dose's time is
@@ -70,7 +74,7 @@ static double central_at(double t, const dose *d, int64_t nd, const double *q)
     double a = 0;
     for (int64_t k = 0; k < nd; k++) {
         const double tau = t - d[k].t;
-        if (tau <= 0)
+        if (tau <= 0 || t < d[k].from || t >= d[k].until)
             continue;
         if (d[k].rate > 0) { /* zero-order into central for amount / rate */
             const double len = d[k].amount / d[k].rate;
@@ -88,9 +92,10 @@ static double central_at(double t, const dose *d, int64_t nd, const double *q)
 /* The doses of the subject on rows row0.. (nrows) into *d (grown as
  * needed): 0; -1 without memory; 1 when the closed form does not cover the
  * subject (resets, modelled rates, DUR, SS 2, an
- * infusion into the gut, ka = ke). A steady state (SS 1) replaces what came
- * before by the doses of every earlier interval, as far back as they
- * still count (e^{-k II} below 1e-17 of the slower rate). */
+ * infusion into the gut, ka = ke). A steady state (SS 1) at T replaces
+ * what came before by the doses of every earlier interval, at T - k II for
+ * k = 1, 2, ... as far back as they still count (e^{-k II} of the slower
+ * rate above 1e-17), counting from T on. */
 static int doses_of(const cols *c, int64_t row0, int64_t nrows, const double *q, dose **d,
                     int64_t *nd, int64_t *cap, int *has_ss)
 {
@@ -114,13 +119,10 @@ static int doses_of(const cols *c, int64_t row0, int64_t nrows, const double *q,
         if (back > 100000)
             return 1;
         *has_ss |= ss;
-        if (ss) { /* the state at TIME is replaced: earlier doses go */
-            int64_t kept = 0;
-            for (int64_t k = 0; k < *nd; k++)
-                if ((*d)[k].t > c->time[r - 1])
-                    (*d)[kept++] = (*d)[k];
-            *nd = kept;
-        }
+        const double T = c->time[r - 1];
+        for (int64_t k = 0; ss && k < *nd; k++) /* the state at T is replaced */
+            if ((*d)[k].t <= T)
+                (*d)[k].until = fmin((*d)[k].until, T);
         if (*nd + back + addl + 1 > *cap) {
             const int64_t want = 2 * (*nd + back + addl + 1);
             dose *g = realloc(*d, (size_t)want * sizeof *g);
@@ -130,8 +132,12 @@ static int doses_of(const cols *c, int64_t row0, int64_t nrows, const double *q,
             *cap = want;
         }
         for (int64_t k = -back; k <= addl; k++)
-            (*d)[(*nd)++] =
-                (dose){t0 + (double)k * ii, central ? amt : q[F] * amt, rate, central};
+            (*d)[(*nd)++] = (dose){t0 + (double)k * ii,
+                                   central ? amt : q[F] * amt,
+                                   rate,
+                                   central,
+                                   k < 0 ? T : -INFINITY,
+                                   INFINITY};
     }
     return 0;
 }
