@@ -30,6 +30,7 @@
 #   make bench-methods    every method per lane: Lotka-Volterra, Robertson, both modes
 #   make bench-linsol     dense vs band vs GMRES, reaction-diffusion n = 16 .. 1024
 #   make bench-pk-methods which method for a dosed population (restarts at doses)
+#   make bench-pk-table   a NONMEM-style dataset, 1,000 subjects, against a SciPy restart loop
 #   make million          1,000,000 Robertson lanes per mode: time, peak RSS, bytes per lane
 #   make bench-wasm       WebAssembly vs native, JS vs C callbacks, odex (npm)
 #   make bench-mpi        MPI strong scaling, imbalance, messages, 64-node projection
@@ -137,7 +138,8 @@ SHARED := $(B)/libodetensor.so
 
 .PHONY: all check demo install uninstall clean lint format help deps deps-check \
         test-c test-headers test-readme test-install test-python test-examples examples bench bench-bin \
-        bench-lockstep bench-checksum bench-fixed bench-sens bench-methods bench-pk-methods bench-linsol million test-million
+        bench-lockstep bench-checksum bench-fixed bench-sens bench-methods bench-pk-methods bench-linsol million test-million \
+        bench-pk-table
 
 all: $(STATIC) $(SHARED) examples
 
@@ -359,6 +361,24 @@ bench-sens: $(B)/bench/sens_cost
 # doses against a plain dosed solve, both modes, np = 4 and 16.
 bench-sens-doses: $(B)/bench/sens_doses
 	$(B)/bench/sens_doses $(SENS_DOSES_ARGS)
+
+# Event tables (issue 26): examples/population_doses on pk_1000.csv (1
+# thread, then every core; it writes the parameters it drew and its
+# observations) and bench/scipy_pk.py's solve_ivp restart loop on the same
+# problem (PK_TABLE_METHODS), PK_TABLE_ROUNDS rounds interleaved, so that
+# the machine's drift hits both alike.
+PK_TABLE_ROUNDS ?= 1
+PK_TABLE_METHODS ?= LSODA,BDF
+PK_TABLE_DIR = $(B)/bench/pk_table
+bench-pk-table: $(B)/examples/population_doses
+	@sh scripts/deps.sh bench
+	@mkdir -p $(PK_TABLE_DIR)
+	@set -e; for r in $$(seq $(PK_TABLE_ROUNDS)); do echo "round $$r"; \
+	    for th in 1 0; do $(B)/examples/population_doses examples/data/pk_1000.csv \
+	        $(PK_TABLE_DIR) --threads $$th --params $(PK_TABLE_DIR)/params.csv \
+	        --obs $(PK_TABLE_DIR)/obs.csv >$(PK_TABLE_DIR)/ot.out; sed -n '1,5p' $(PK_TABLE_DIR)/ot.out; done; \
+	    $(PYTHON) bench/scipy_pk.py examples/data/pk_1000.csv $(PK_TABLE_DIR)/params.csv \
+	        $(PK_TABLE_DIR)/obs.csv --methods $(PK_TABLE_METHODS); done
 
 # A refactoring guard: one hash per driver path (lanes and lockstep; dense,
 # difference quotients, steps, sensitivities, roots, out + f32) over
