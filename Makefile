@@ -30,6 +30,7 @@
 #   make bench-methods    every method per lane: Lotka-Volterra, Robertson, both modes
 #   make bench-linsol     dense vs band vs GMRES, reaction-diffusion n = 16 .. 1024
 #   make bench-pk-methods which method for a dosed population (restarts at doses)
+#   make bench-pk-table   a NONMEM-style dataset, 1,000 subjects, against a SciPy restart loop
 #   make million          1,000,000 Robertson lanes per mode: time, peak RSS, bytes per lane
 #   make bench-wasm       WebAssembly vs native, JS vs C callbacks, odex (npm)
 #   make bench-mpi        MPI strong scaling, imbalance, messages, 64-node projection
@@ -129,7 +130,7 @@ TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/c
             tests/check_dosing.c tests/check_dosing_plan.c tests/check_dose_solve.c tests/check_dose_ss.c tests/check_dose_grad.c tests/check_stop_outputs.c
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/obj/%.o)
 EXAMPLES := dlpack_tour robertson lotka_volterra sensitivity_decay bouncing_ball user_jacobian \
-            seir_peak population_pk fit_lotka_volterra fit_population_pk
+            seir_peak population_pk population_doses fit_lotka_volterra fit_population_pk
 EXAMPLE_BIN := $(EXAMPLES:%=$(B)/examples/%)
 
 STATIC := $(B)/libodetensor.a
@@ -137,7 +138,8 @@ SHARED := $(B)/libodetensor.so
 
 .PHONY: all check demo install uninstall clean lint format help deps deps-check \
         test-c test-headers test-readme test-install test-python test-examples examples bench bench-bin \
-        bench-lockstep bench-checksum bench-fixed bench-sens bench-methods bench-pk-methods bench-linsol million test-million
+        bench-lockstep bench-checksum bench-fixed bench-sens bench-methods bench-pk-methods bench-linsol million test-million \
+        bench-pk-table
 
 all: $(STATIC) $(SHARED) examples
 
@@ -258,6 +260,7 @@ test-examples: examples
 	    arg=; [ $$e = robertson ] && arg=$(B)/demo/robertson.svg; \
 	    [ $$e = fit_lotka_volterra ] && arg=200; \
 	    [ $$e = fit_population_pk ] && arg=20; \
+	    [ $$e = population_doses ] && arg="examples/data/pk_1000.csv $(B)/demo --subjects 300"; \
 	    $(SAN_ENV) $(B)/examples/$$e $$arg >$(B)/demo/$$e.out 2>&1 \
 	        || { cat $(B)/demo/$$e.out; echo "example $$e FAILED"; exit 1; }; \
 	    echo "example $$e: ok"; done
@@ -375,6 +378,24 @@ bench-sens: $(B)/bench/sens_cost
 bench-sens-doses: $(B)/bench/sens_doses
 	$(B)/bench/sens_doses $(SENS_DOSES_ARGS)
 
+# Event tables (issue 26): examples/population_doses on pk_1000.csv (1
+# thread, then every core; it writes the parameters it drew and its
+# observations) and bench/scipy_pk.py's solve_ivp restart loop on the same
+# problem (PK_TABLE_METHODS), PK_TABLE_ROUNDS rounds interleaved, so that
+# the machine's drift hits both alike.
+PK_TABLE_ROUNDS ?= 1
+PK_TABLE_METHODS ?= LSODA,BDF
+PK_TABLE_DIR = $(B)/bench/pk_table
+bench-pk-table: $(B)/examples/population_doses
+	@sh scripts/deps.sh bench
+	@mkdir -p $(PK_TABLE_DIR)
+	@set -e; for r in $$(seq $(PK_TABLE_ROUNDS)); do echo "round $$r"; \
+	    for th in 1 0; do $(B)/examples/population_doses examples/data/pk_1000.csv \
+	        $(PK_TABLE_DIR) --threads $$th --params $(PK_TABLE_DIR)/params.csv \
+	        --obs $(PK_TABLE_DIR)/obs.csv >$(PK_TABLE_DIR)/ot.out; sed -n '1,5p' $(PK_TABLE_DIR)/ot.out; done; \
+	    $(PYTHON) bench/scipy_pk.py examples/data/pk_1000.csv $(PK_TABLE_DIR)/params.csv \
+	        $(PK_TABLE_DIR)/obs.csv --methods $(PK_TABLE_METHODS); done
+
 # A refactoring guard: one hash per driver path (lanes and lockstep; dense,
 # difference quotients, steps, sensitivities, roots, out + f32) over
 # Robertson; a change that must not alter results prints the same lines.
@@ -431,7 +452,7 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libodetensor.so.0 $(DESTDIR)$(LIBDIR)/pkgconfig/odetensor.pc
 	rm -rf $(DESTDIR)$(LIBDIR)/cmake/odetensor $(DESTDIR)$(DOCDIR)
 
-FORMAT_FILES = $(wildcard include/*.h include/odetensor/*.h src/*/*.c src/*/*.h tests/*.c examples/*.c \
+FORMAT_FILES = $(wildcard include/*.h include/odetensor/*.h src/*/*.c src/*/*.h tests/*.c examples/*.c examples/*.h \
                           src/cuda/*.cu tests/cuda/* examples/cuda/* \
                           bench/*.c bench/wasm/*.c tests/fuzz/*.c tests/fuzz/*.h tests/inject/*.c \
                           bench/robertson.h bench/robertson_ot.h bindings/wasm/src/*.c bindings/wasm/src/*.h bindings/wasm/test/*.c \
