@@ -213,8 +213,8 @@ check: deps-check
 # make -j check-build, then make check, whose steps run one at a time so
 # that no test times another's load); check-build-c: test-c's and
 # test-install's alone. Everything it leaves out make check still builds.
-CHECK_BUILD_C := $(STATIC) $(SHARED) $(B)/tests/check_odetensor
-CHECK_BUILD := $(CHECK_BUILD_C) examples $(B)/bench/million_lanes $(B)/wasm/native_ref wasm \
+CHECK_BUILD_C = $(STATIC) $(SHARED) $(B)/tests/check_odetensor
+CHECK_BUILD = $(CHECK_BUILD_C) examples $(B)/bench/million_lanes $(B)/wasm/native_ref wasm \
                python mpi-build
 ifneq ($(SANITIZE),1)
 CHECK_BUILD += $(INJ)/check_alloc_inject $(B)/tests/check_malloc_fail fuzz-bin
