@@ -396,6 +396,13 @@ int main(int argc, char **argv)
     ot_dose_model model = ot_dose_model_make();
     model.f = f_of;
     model.lag = lag_of;
+    /* Newton on the interval's map is exact after one step for this linear
+     * model, so what is left of P(y) - y is the map's own integration
+     * error, which can be a few units of the tolerance: at the default
+     * ss_tol (1) such a subject never converges and fails (2 of 130 SS
+     * subjects did with other draws). 10 units of rtol 1e-8 is still far
+     * inside the check's 1e-5. */
+    model.ss_tol = 10;
     const double y0[2] = {0, 0};
     ot_view vy, vp;
     ot_view_f64(&vy, y0, 2, 1);
