@@ -213,6 +213,12 @@ check: deps-check
 # make -j check-build, then make check, whose steps run one at a time so
 # that no test times another's load); check-build-c: test-c's and
 # test-install's alone. Everything it leaves out make check still builds.
+# Debian's 7.1.1 source is fetched, and our own SUNDIALS built, first and
+# alone: the native, wasm and CUDA builds and the sub-makes (fuzz-lib) all
+# reach them, and two apt runs on one private list collide.
+SUN_SRC_STAMP := build/sundials-src-trixie/.unpacked
+$(SUN_SRC_STAMP):
+	sh scripts/sundials-src.sh $(@D) trixie
 CHECK_BUILD_C = $(STATIC) $(SHARED) $(B)/tests/check_odetensor
 CHECK_BUILD = $(CHECK_BUILD_C) examples $(B)/bench/million_lanes $(B)/wasm/native_ref wasm \
                python mpi-build
@@ -221,6 +227,7 @@ CHECK_BUILD += $(INJ)/check_alloc_inject $(B)/tests/check_malloc_fail fuzz-bin
 endif
 .PHONY: check-build check-build-c
 check-build: deps-check
+	@$(MAKE) --no-print-directory $(SUN_SRC_STAMP) $(SUN_STAMP)
 	@$(MAKE) --no-print-directory $(CHECK_BUILD)
 check-build-c: deps-check
 	@$(MAKE) --no-print-directory $(CHECK_BUILD_C)
