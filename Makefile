@@ -58,6 +58,8 @@ PYTHON ?= /usr/bin/python3
 # optimisation and about 3x slower. system is Debian's libsundials-dev 6.4.1,
 # built into its own folder (build/system).
 SUNDIALS ?= own
+# Debian's 7.1.1 source, which our own, the wasm and the CUDA SUNDIALS build.
+SUN_SRC_STAMP := build/sundials-src-trixie/.unpacked
 ifeq ($(SUNDIALS),system)
 SUNB := /system
 SUN_CFLAGS :=
@@ -159,7 +161,7 @@ $(B)/obj/%.o: %.c $(SUN_STAMP)
 	$(CC) $(ALL_CFLAGS) $(CHECK_OBJ_FLAGS) -c $< -o $@
 
 ifeq ($(SUNDIALS),own)
-$(SUN_STAMP): scripts/sundials7.sh
+$(SUN_STAMP): scripts/sundials7.sh | $(SUN_SRC_STAMP)
 	@sh scripts/deps.sh build
 	sh scripts/sundials7.sh $(SUN_DIR)
 
@@ -213,12 +215,6 @@ check: deps-check
 # make -j check-build, then make check, whose steps run one at a time so
 # that no test times another's load); check-build-c: test-c's and
 # test-install's alone. Everything it leaves out make check still builds.
-# Debian's 7.1.1 source is fetched, and our own SUNDIALS built, first and
-# alone: the native, wasm and CUDA builds and the sub-makes (fuzz-lib) all
-# reach them, and two apt runs on one private list collide.
-SUN_SRC_STAMP := build/sundials-src-trixie/.unpacked
-$(SUN_SRC_STAMP):
-	sh scripts/sundials-src.sh $(@D) trixie
 CHECK_BUILD_C = $(STATIC) $(SHARED) $(B)/tests/check_odetensor
 CHECK_BUILD = $(CHECK_BUILD_C) examples $(B)/bench/million_lanes $(B)/wasm/native_ref wasm \
                python mpi-build
@@ -226,9 +222,14 @@ ifneq ($(SANITIZE),1)
 CHECK_BUILD += $(INJ)/check_alloc_inject $(B)/tests/check_malloc_fail fuzz-bin
 endif
 .PHONY: check-build check-build-c
+# Debian's 7.1.1 source is fetched, and our own SUNDIALS built, first and
+# alone: the native, wasm and CUDA builds and the sub-makes (fuzz-lib) all
+# reach them, and two apt runs on one private list collide.
 check-build: deps-check
-	@$(MAKE) --no-print-directory $(SUN_SRC_STAMP) $(SUN_STAMP)
+	@$(MAKE) --no-print-directory $(SUN_STAMP) $(SUN_SRC_STAMP)
 	@$(MAKE) --no-print-directory $(CHECK_BUILD)
+$(SUN_SRC_STAMP):
+	sh scripts/sundials-src.sh $(@D) trixie
 check-build-c: deps-check
 	@$(MAKE) --no-print-directory $(CHECK_BUILD_C)
 

@@ -32,7 +32,7 @@ CUDA_KERNELS := $(CB)/obj/examples/cuda/robertson_kernels.o
 cuda: $(CB)/libodetensor.a $(CB)/tests/check_cuda $(CB)/examples/robertson_gpu \
       $(CB)/bench/gpu_robertson
 
-$(CUDA_STAMP):
+$(CUDA_STAMP): | $(SUN_SRC_STAMP)
 	@sh scripts/deps.sh cuda
 	PATH="$(dir $(NVCC)):$$PATH" NVCC="$(NVCC)" CUDA_ARCH=$(CUDA_ARCH) \
 	    sh scripts/sundials-cuda.sh $(CUDA_SUN)

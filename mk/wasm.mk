@@ -56,7 +56,7 @@ $(WASM_NOTICES): $(WASM_PKG)/%: %
 wasm-deps:
 	@sh scripts/deps.sh wasm
 
-$(WASM_STAMP):
+$(WASM_STAMP): | $(SUN_SRC_STAMP)
 	@sh scripts/deps.sh wasm
 	sh scripts/sundials-wasm.sh $(WASM_SUN)
 
