@@ -1,6 +1,6 @@
 /* Private: the coefficients of the kernel integrators (src/kernel/), one
- * table per method, from the methods' papers. The steppers (step_ros.h,
- * step_erk.h) read only these, so a method is one table. */
+ * table per method, from the methods' papers. The steppers (ros.c,
+ * erk.c) read only these, so a method is one table. */
 #ifndef OT_SRC_KERNEL_TABLES_H
 #define OT_SRC_KERNEL_TABLES_H
 
