@@ -31,7 +31,7 @@ extern "C" {
 typedef struct {
     const char *name;
     int stages;
-    int order;      /* of y1; the embedded solution is order - 1 */
+    int order;       /* of y1; the embedded one is one lower (RODAS) or higher (ros23) */
     int dense_order; /* of the dense output */
     double gamma;
     double alpha[OT__ROS_MAX_STAGES];
@@ -74,11 +74,13 @@ typedef struct {
 } ot__erk_table;
 
 /* The methods (ros_tables.c, erk_tables.c). */
-extern const ot__ros_table ot__kernel_rodas4;     /* Hairer & Wanner, RODAS: 6 stages, 4(3) */
-extern const ot__ros_table ot__kernel_rodas5p;    /* Steinebach 2023: 8 stages, 5(4) */
-extern const ot__ros_table ot__kernel_ros23;      /* Shampine & Reichelt (ode23s): 3 stages, 2(3) */
-extern const ot__erk_table ot__kernel_tsit5;      /* Tsitouras 2011: 7 stages FSAL, 5(4) */
-extern const ot__erk_table ot__kernel_vern7;      /* Verner's efficient 7(6): 10 stages + 6 for dense */
+extern const ot__ros_table ot__kernel_rodas4; /* Hairer & Wanner, RODAS: 6 stages, 4(3) */
+extern const ot__ros_table ot__kernel_rodas5p; /* Steinebach 2023: 8 stages, 5(4) */
+extern const ot__ros_table
+    ot__kernel_ros23; /* Shampine & Reichelt (ode23s): 3 stages, 2(3) */
+extern const ot__erk_table ot__kernel_tsit5; /* Tsitouras 2011: 7 stages FSAL, 5(4) */
+extern const ot__erk_table
+    ot__kernel_vern7; /* Verner's efficient 7(6): 10 stages + 6 for dense */
 
 #ifdef __cplusplus
 }
