@@ -31,7 +31,13 @@ extern "C" {
 typedef struct {
     const char *name;
     int stages;
-    int order;       /* of y1; the embedded one is one lower (RODAS) or higher (ros23) */
+    int order;       /* of y1 */
+    /* Of y1 - err. The RODAS methods advance the higher order and embed a
+     * lower one; ros23 advances order 2 and spends its last stage on an
+     * order-3 estimate. Either way err is O(h^(min(order, embedded_order)
+     * + 1)), and the step-size controller needs that exponent, which
+     * `order` alone does not give. */
+    int embedded_order;
     int dense_order; /* of the dense output */
     double gamma;
     double alpha[OT__ROS_MAX_STAGES];
