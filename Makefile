@@ -116,6 +116,8 @@ LIB_SRC := src/core/error.c src/core/memory.c src/core/sun_memory.c \
            src/lockstep/lane_vector.c src/lockstep/block_dense.c src/lockstep/adjoint.c \
            src/dosing/records.c src/dosing/csv.c src/dosing/validate.c src/dosing/plan.c \
            src/dosing/schedule.c src/dosing/wrap.c src/dosing/steady.c src/dosing/observe.c src/dosing/solve.c \
+           src/kernel/group.c src/kernel/calls.c src/kernel/ros.c src/kernel/erk.c src/kernel/drive.c \
+           src/kernel/ros_tables.c src/kernel/erk_tables.c \
            src/cuda/none.c
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
 TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/check_dlpack_own.c \
@@ -129,7 +131,8 @@ TEST_SRC := tests/check_main.c tests/check_tensor.c tests/check_dlpack.c tests/c
             tests/check_methods.c tests/check_linsol.c tests/check_mode_events.c \
             tests/check_callback_lane.c tests/check_lanes_alone.c tests/check_layer_api.c \
             tests/check_assemble.c tests/check_solve_options.c tests/check_messages.c tests/check_zeno.c \
-            tests/check_dosing.c tests/check_dosing_plan.c tests/check_dose_solve.c tests/check_dose_ss.c tests/check_dose_grad.c tests/check_stop_outputs.c
+            tests/check_dosing.c tests/check_dosing_plan.c tests/check_dose_solve.c tests/check_dose_ss.c tests/check_dose_grad.c tests/check_stop_outputs.c \
+            tests/check_kernel.c
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/obj/%.o)
 EXAMPLES := dlpack_tour robertson lotka_volterra sensitivity_decay bouncing_ball user_jacobian \
             seir_peak population_pk population_doses fit_lotka_volterra fit_population_pk
@@ -141,7 +144,7 @@ SHARED := $(B)/libodetensor.so
 .PHONY: all check demo install uninstall clean lint format help deps deps-check \
         test-c test-headers test-readme test-install test-python test-examples examples bench bench-bin \
         bench-lockstep bench-checksum bench-fixed bench-sens bench-methods bench-pk-methods bench-linsol million test-million \
-        bench-pk-table
+        bench-pk-table bench-kernels
 
 all: $(STATIC) $(SHARED) examples
 
@@ -330,7 +333,8 @@ demo: deps
 BENCH_BIN := $(B)/bench/raw_cvode $(B)/bench/ot_robertson $(B)/bench/interleave \
              $(B)/bench/lockstep_vs_lanes $(B)/bench/checksum $(B)/bench/fixed_cost \
              $(B)/bench/lockstep_sizes $(B)/bench/sens_cost $(B)/bench/methods \
-             $(B)/bench/linsol $(B)/bench/pk_methods $(B)/bench/sens_doses
+             $(B)/bench/linsol $(B)/bench/pk_methods $(B)/bench/sens_doses \
+             $(B)/bench/kernels
 
 bench-bin: $(BENCH_BIN)
 
@@ -358,6 +362,12 @@ bench:
 # reference solved 1e4 times tighter.
 bench-lockstep: $(B)/bench/lockstep_vs_lanes
 	@for m in lanes1 lanes2 lockstep; do $(B)/bench/lockstep_vs_lanes $$m 10000; done
+
+# KERNELS_ARGS: nbatch rounds (bench/kernels.c): the kernel methods against
+# lanes mode and lockstep on Robertson at 0, 2 and 4 decades of rate spread.
+KERNELS_ARGS ?= 10000 3
+bench-kernels: $(B)/bench/kernels
+	@for d in 0 2 4; do $(B)/bench/kernels $(KERNELS_ARGS) $$d; done
 
 # The fixed cost of one small solve call against raw CVODE's create + solve.
 bench-fixed: $(B)/bench/fixed_cost

@@ -33,12 +33,16 @@ END_TEST
 
 /* ---- Each row's declared capabilities against what a solve does --------- */
 
-/* The (mode, device) pairs that pick the rows; every row must be among
- * them, so a new row needs its pair here. */
+/* The (mode, device, method) triples that pick the rows; every row must be
+ * among them, so a new row needs its triple here. */
 static const struct {
     ot_mode mode;
     int device;
-} row_choices[] = {{OT_LANES, OT_CPU}, {OT_LOCKSTEP, OT_CPU}, {OT_LOCKSTEP, OT_CUDA}};
+    ot_method method;
+} row_choices[] = {{OT_LANES, OT_CPU, OT_BDF},
+                   {OT_LOCKSTEP, OT_CPU, OT_BDF},
+                   {OT_LOCKSTEP, OT_CUDA, OT_BDF},
+                   {OT_LANES, OT_CPU, OT_RODAS4}};
 enum { NCHOICES = sizeof row_choices / sizeof row_choices[0], CAP_NB = 4 };
 
 /* The decay problem in row_choices[j]'s mode and device. */
@@ -48,6 +52,7 @@ static ot_ode *row_ode(int j)
     ck_assert_status(ot_ode_set_mode(ode, row_choices[j].mode), OT_OK, NULL);
     ck_assert_status(ot_ode_set_device(ode, (ot_device){row_choices[j].device, 0}), OT_OK,
                      NULL);
+    ck_assert_status(ot_ode_set_method(ode, row_choices[j].method), OT_OK, NULL);
     return ode;
 }
 
@@ -116,6 +121,8 @@ typedef enum {
     CAP_GMRES,
     CAP_DEVICE_INPUTS,
     CAP_SMALLER_BLOCK,
+    CAP_ROOTS,
+    CAP_EVERY_STEP,
     NCAPS
 } cap;
 
@@ -142,6 +149,8 @@ static const struct {
     [CAP_GMRES] = {"GMRES", OT_ERR_ARG, "OT_LINSOL_GMRES runs in OT_LANES mode", 1},
     [CAP_DEVICE_INPUTS] = {"device inputs", OT_ERR_DEVICE, "y0: device memory", 0},
     [CAP_SMALLER_BLOCK] = {"a smaller block", OT_ERR_ARG, "runs the whole batch", 1},
+    [CAP_ROOTS] = {"root functions", OT_ERR_ARG, "has no root functions", 1},
+    [CAP_EVERY_STEP] = {"every-step output", OT_ERR_ARG, "has no every-step output", 1},
 };
 
 /* Whether row s declares capability c; *skip when c is not a question for
@@ -157,6 +166,7 @@ static int declared(const ot__solver *s, cap c, int *skip)
     case CAP_STOPS:
         return s->stops;
     case CAP_RECORDED_EVENTS:
+        *skip = !s->roots;
         return s->recorded_events;
     case CAP_FWD_SENS:
         return s->fwd_sens;
@@ -171,7 +181,8 @@ static int declared(const ot__solver *s, cap c, int *skip)
     case CAP_ADJOINT_PER_LANE_TIMES:
         *skip = !s->adjoint || !s->per_lane_times;
         return s->adjoint_per_lane_times;
-    case CAP_ARKODE_METHODS:
+    case CAP_ARKODE_METHODS: /* another method chooses another row */
+        *skip = s->kernel_methods;
         return s->arkode_methods;
     case CAP_BAND:
         return (s->linsols & OT__LINSOL_BIT(OT_LINSOL_BAND)) != 0;
@@ -181,6 +192,10 @@ static int declared(const ot__solver *s, cap c, int *skip)
         return s->device_inputs;
     case CAP_SMALLER_BLOCK: /* declared as its opposite, whole_batch */
         return !(s->lockstep && s->whole_batch);
+    case CAP_ROOTS:
+        return s->roots;
+    case CAP_EVERY_STEP:
+        return s->every_step;
     case NCAPS:
         break;
     }
@@ -289,6 +304,12 @@ static int request(ot_ode *ode, cap c, int plan_only, const ot__solver *s)
     case CAP_SMALLER_BLOCK:
         ck_assert_status(ot_ode_set_lockstep_block(ode, 2), OT_OK, NULL);
         break;
+    case CAP_ROOTS:
+        ck_assert_status(ot_ode_set_roots(ode, 1, one_root), OT_OK, NULL);
+        break;
+    case CAP_EVERY_STEP:
+        kind = OT__STEPS;
+        break;
     case NCAPS:
         break;
     }
@@ -299,7 +320,9 @@ static int request(ot_ode *ode, cap c, int plan_only, const ot__solver *s)
         with.t0 = T0;
         with.stops = S;
         const int st = kind == OT__DENSE ? ot__plan_make_with(&pl, ode, &with, kind)
-                                         : ot__plan_make(&pl, ode, Y, K, T, 0, kind);
+                       : kind == OT__STEPS
+                           ? ot__plan_make(&pl, ode, Y, K, ot_view_absent(), 2.0, kind)
+                           : ot__plan_make(&pl, ode, Y, K, T, 0, kind);
         ot__plan_free(&pl);
         return st;
     }
@@ -307,9 +330,10 @@ static int request(ot_ode *ode, cap c, int plan_only, const ot__solver *s)
     ot_solve_inputs in = ot_solve_inputs_make(Y, K, T);
     in.t0 = T0;
     in.stops = S;
-    const int st = kind == OT__DENSE  ? ot_solve_dense_with(ode, &in, &sol)
-                   : kind == OT__SENS ? ot_solve_fwd_sens(ode, Y, K, T, &sol)
-                                      : ot_solve_adjoint(ode, Y, K, T, &loss, &sol);
+    const int st = kind == OT__DENSE   ? ot_solve_dense_with(ode, &in, &sol)
+                   : kind == OT__SENS  ? ot_solve_fwd_sens(ode, Y, K, T, &sol)
+                   : kind == OT__STEPS ? ot_solve(ode, Y, K, 2.0, &sol)
+                                       : ot_solve_adjoint(ode, Y, K, T, &loss, &sol);
     if (st == OT_OK)
         check_used(s, c, sol);
     ot_solution_free(sol);
@@ -351,7 +375,8 @@ START_TEST(each_row_does_what_it_declares)
     for (int on = 0; on < 2; on++) {
         ot_ode *ode = row_ode(_i);
         ck_assert_status(ot_ode_set_outputs_on_device(ode, on), OT_OK, NULL);
-        ck_assert_status(request(ode, CAP_FWD_SENS, 1, s), OT_OK, NULL);
+        ck_assert_status(request(ode, s->fwd_sens ? CAP_FWD_SENS : CAP_PER_LANE_STARTS, 1, s),
+                         OT_OK, NULL);
         est[on] = ot__size_last_estimate();
         ot_ode_free(ode);
     }

@@ -718,7 +718,8 @@ START_TEST(setters_refuse_and_keep_old_values)
                      "atol: atol[0]");
     ck_assert_status(ot_ode_set_threads(ode, -1), OT_ERR_VALUE, "threads");
     ck_assert_status(ot_ode_set_method(ode, (ot_method)0), OT_ERR_ARG, "method");
-    ck_assert_status(ot_ode_set_method(ode, (ot_method)12), OT_ERR_ARG, "method");
+    ck_assert_status(ot_ode_set_method(ode, (ot_method)(OT_METHOD_LAST + 1)), OT_ERR_ARG,
+                     "method");
     ck_assert_status(ot_ode_set_mode(ode, (ot_mode)9), OT_ERR_ARG, "mode");
     ck_assert_status(ot_ode_set_out(ode, 2, NULL), OT_ERR_ARG, "nout");
     ck_assert_status(ot_ode_set_out(ode, 0, ignore_out), OT_ERR_ARG, "nout");

@@ -20,6 +20,8 @@ export const SETTER_NAMES = Object.freeze({
   stability_limit_detection: 'options.stabilityLimitDetection',
   lockstep_block: 'options.lockstepBlock', max_events: 'options.maxEvents',
   outputs_before_stops: 'options.outputsBeforeStops',
+  autonomous: 'options.autonomous', lane_group: 'options.laneGroup',
+  rhs_lanes: 'rhs', jac_lanes: 'jac',
   max_steps: 'options.maxSteps', first_step: 'options.firstStep', max_step: 'options.maxStep',
   rtol: 'options.rtol', atol: 'options.atol', t0: 'options.t0',
   sens_tolerances: 'options.sensRtol and options.sensAtol',

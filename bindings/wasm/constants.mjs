@@ -17,7 +17,7 @@ export const STATUS = table({
 /** ot_method: CVODE's multistep methods, ARKODE's explicit, ESDIRK and IMEX pairs. */
 export const METHODS = table({
   bdf: 1, adams: 2, bs32: 3, dp54: 4, verner65: 5, esdirk32: 6, esdirk43: 7, esdirk54: 8,
-  imex32: 9, imex43: 10, imex54: 11,
+  imex32: 9, imex43: 10, imex54: 11, ros23: 12, rodas4: 13, rodas5p: 14, tsit5: 15, vern7: 16,
 });
 /** ot_mode */
 export const MODES = table({
@@ -52,7 +52,8 @@ export const C_NAMES = table({
   OT_BDF: "'bdf'", OT_ADAMS: "'adams'", OT_ERK_BS32: "'bs32'", OT_ERK_DP54: "'dp54'",
   OT_ERK_VERNER65: "'verner65'", OT_ESDIRK32: "'esdirk32'", OT_ESDIRK43: "'esdirk43'",
   OT_ESDIRK54: "'esdirk54'", OT_IMEX_ARK32: "'imex32'", OT_IMEX_ARK43: "'imex43'",
-  OT_IMEX_ARK54: "'imex54'", OT_LANES: "'lanes'", OT_LOCKSTEP: "'lockstep'",
+  OT_IMEX_ARK54: "'imex54'", OT_ROS23: "'ros23'", OT_RODAS4: "'rodas4'", OT_RODAS5P: "'rodas5p'",
+  OT_TSIT5: "'tsit5'", OT_VERN7: "'vern7'", OT_LANES: "'lanes'", OT_LOCKSTEP: "'lockstep'",
   OT_LINSOL_DENSE: "'dense'", OT_LINSOL_BAND: "'band'", OT_LINSOL_GMRES: "'gmres'",
   OT_ROOT_FALLING: "'falling'", OT_ROOT_BOTH: "'both'", OT_ROOT_RISING: "'rising'",
   OT_EVENT_STOP: "'stop'", OT_EVENT_RECORD: "'record'", OT_EVENT_HANDLE: "'handle'",

@@ -54,7 +54,7 @@ export type RootFunction = (t: number, y: Float64Array, p: Float64Array, g: Floa
   k: number, lane: number) => CallbackResult;
 
 export type Method = 'bdf' | 'adams' | 'bs32' | 'dp54' | 'verner65' | 'esdirk32' | 'esdirk43'
-  | 'esdirk54' | 'imex32' | 'imex43' | 'imex54';
+  | 'esdirk54' | 'imex32' | 'imex43' | 'imex54' | 'ros23' | 'rodas4' | 'rodas5p' | 'tsit5' | 'vern7';
 
 export interface SolveOptions {
   /** Relative tolerance (default 1e-6). */
@@ -68,7 +68,12 @@ export interface SolveOptions {
    * ode45), 'verner65' (tight tolerances); diagonally implicit (Newton with
    * jac), for moderately stiff problems, 'esdirk32', 'esdirk43',
    * 'esdirk54'; IMEX, for a stiff part (rhs, with jac) plus a non-stiff
-   * part (rhsExplicit), 'imex32', 'imex43', 'imex54'. maxOrder and
+   * part (rhsExplicit), 'imex32', 'imex43', 'imex54'. odetensor's own
+   * per-lane methods, each lane its own steps and a dense output at tEval
+   * (lanes mode; no sensitivities, adjoint, stops or roots yet):
+   * Rosenbrock, for stiff problems (jac, or difference quotients), 'ros23'
+   * (loose tolerances), 'rodas4', 'rodas5p'; explicit, 'tsit5', 'vern7'
+   * (tight tolerances). maxOrder and
    * stabilityLimitDetection are CVODE options. */
   method?: Method;
   /** The implicit methods' linear solver (lanes mode): 'dense' (default),
@@ -117,6 +122,16 @@ export interface SolveOptions {
    * solveAdjoint's loss terms at such outputs are those before the jump.
    * Handled roots are not stops: unaffected. */
   outputsBeforeStops?: boolean;
+  /** rhs and jac do not read t (default false). The kernel methods ('ros23',
+   * 'rodas4', 'rodas5p', 'tsit5', 'vern7': each lane its own steps) then
+   * call them once for a lane group whose lanes stand at different times,
+   * with the first lane's t, and the Rosenbrock methods take df/dt as 0. A
+   * problem declared autonomous whose rhs reads t gets wrong answers. */
+  autonomous?: boolean;
+  /** The kernel methods' lane group: lanes stepped together, each its own
+   * t and h (1: a lane at a time). 0 (default): 8 for an autonomous
+   * problem, else 1. A lane's result does not depend on its group. */
+  laneGroup?: number;
   /** 'lockstep': solve the lanes in blocks of this many, one lockstep
    * integrator each (in order: wasm here has one thread). Results depend on
    * the block size only; 0 (default): chosen from nstates alone (3 or 4

@@ -39,7 +39,7 @@ const MAX_NESTING = 64;
 const HEADROOM_FRAMES = 256;
 const OPTIONS = ['rtol', 'atol', 'method', 'mode', 't0', 'firstStep', 'maxSteps', 'maxStep', 'lockstepBlock',
   'sensRtol', 'sensAtol', 'sensInitial', 'maxOrder', 'stabilityLimitDetection', 'maxEvents',
-  'outputsBeforeStops', 'linearSolver', 'bandwidths', 'krylovDim', 'adjointMaxSteps', 'adjointRtol', 'adjointAtol'];
+  'outputsBeforeStops', 'autonomous', 'laneGroup', 'linearSolver', 'bandwidths', 'krylovDim', 'adjointMaxSteps', 'adjointRtol', 'adjointAtol'];
 // otw_solve_with's kinds.
 const KINDS_WITH = { dense: 0, sens: 1, adjoint: 2 };
 const SPEC_KEYS = ['nstates', 'nparams', 'rhs', 'rhsExplicit', 'jac', 'precondition', 'onProgress', 'dfdp', 'init', 'out', 'nout', 'roots', 'nroots',
@@ -329,6 +329,17 @@ class OdeTensor {
       if (typeof o.outputsBeforeStops !== 'boolean')
         throw this.#error(OT_ERR_ARG, `options.outputsBeforeStops: ${show(o.outputsBeforeStops)}; expected true or false`);
       this.#check(m._otw_set_outputs_before_stops(P, o.outputsBeforeStops ? 1 : 0));
+    }
+    if (o.autonomous !== undefined) {
+      if (typeof o.autonomous !== 'boolean')
+        throw this.#error(OT_ERR_ARG, `options.autonomous: ${show(o.autonomous)}; expected true or false`);
+      this.#check(m._otw_set_autonomous(P, o.autonomous ? 1 : 0));
+    }
+    if (o.laneGroup !== undefined) {
+      const v = this.#num(o.laneGroup, 'options.laneGroup');
+      if (!Number.isInteger(v) || Math.abs(v) > INT_MAX)
+        throw this.#error(OT_ERR_ARG, `options.laneGroup: ${v}; expected an integer >= 0 (0: chosen)`);
+      this.#check(m._otw_set_lane_group(P, v));
     }
     if (o.maxOrder !== undefined) {
       const v = this.#num(o.maxOrder, 'options.maxOrder');

@@ -152,10 +152,42 @@ typedef enum ot_method {
     OT_IMEX_ARK32 = 9,
     OT_IMEX_ARK43 = 10,
     OT_IMEX_ARK54 = 11,
+    /* The kernel methods: odetensor's own integrators, each lane its own
+     * steps (its own t and h), stepped a lane at a time or in lane groups
+     * of ot_ode_set_lane_group lanes whose loops the compiler vectorises;
+     * OT_LANES mode, CPU. Embedded error estimates, per-lane step control
+     * and a dense output of the method's own order at output times (no
+     * step lands on them):
+     * - Rosenbrock (linearly implicit: one LU of I/(h gamma) - J per step,
+     *   J the user's Jacobian or difference quotients of rhs, df/dt by a
+     *   difference quotient unless ot_ode_set_autonomous), for stiff
+     *   problems: OT_ROS23 (Shampine and Reichelt's 2(3), ode23s: loose
+     *   tolerances), OT_RODAS4 (Hairer and Wanner's 4(3)), OT_RODAS5P
+     *   (Steinebach's 5(4), tighter tolerances), all L-stable;
+     * - explicit, for non-stiff problems: OT_TSIT5 (Tsitouras's 5(4)),
+     *   OT_VERN7 (Verner's 7(6), tight tolerances).
+     * No sensitivities, adjoint, stops, roots or every-step solves yet (the
+     * planner refuses them); OT_LINSOL_DENSE only. */
+    OT_ROS23 = 12,
+    OT_RODAS4 = 13,
+    OT_RODAS5P = 14,
+    OT_TSIT5 = 15,
+    OT_VERN7 = 16,
     /* The highest method, for range checks: a new method is the next value
      * and this names it. */
-    OT_METHOD_LAST = OT_IMEX_ARK54
+    OT_METHOD_LAST = OT_VERN7
 } ot_method;
+
+/* The rhs and Jacobian with each lane's own time, for the kernel methods'
+ * lane groups, whose lanes stand at different times: t is a [k] view of
+ * the k lanes' times, column b of y (and of dydt, and J[:, :, b]) at time
+ * t[b]; otherwise as ot_rhs_fn and ot_jac_fn (views straight into solver
+ * storage, the same return codes and rules). A problem with neither these
+ * nor ot_ode_set_autonomous is stepped a lane at a time, through the
+ * ot_rhs_fn and ot_jac_fn it has. The other methods call rhs and jac. */
+typedef int (*ot_rhs_lanes_fn)(ot_view t, ot_view y, ot_view p, ot_view_mut dydt,
+                               void *user);
+typedef int (*ot_jac_lanes_fn)(ot_view t, ot_view y, ot_view p, ot_view_mut J, void *user);
 
 /* The linear solver of the implicit methods' Newton iterations (OT_BDF,
  * OT_ESDIRK*, OT_IMEX_ARK*), lanes mode only (lockstep's block LU is
@@ -298,6 +330,29 @@ OT_API int ot_ode_set_max_events(ot_ode *ode, int64_t max_events);
  * either way. @return OT_OK, OT_ERR_ARG (ode NULL) or OT_ERR_VALUE (before
  * not 0 or 1). */
 OT_API int ot_ode_set_outputs_before_stops(ot_ode *ode, int before);
+
+/* The kernel methods' per-lane-time rhs and Jacobian (above; NULL removes
+ * one). A Jacobian of the ordinary kind (ot_ode_set_jac) serves a lane
+ * group only when the problem is autonomous, so with a group rhs of this
+ * kind and ot_ode_set_jac alone the solve runs a lane at a time.
+ * @return OT_OK or OT_ERR_ARG (ode NULL). */
+OT_API int ot_ode_set_rhs_lanes(ot_ode *ode, ot_rhs_lanes_fn rhs);
+OT_API int ot_ode_set_jac_lanes(ot_ode *ode, ot_jac_lanes_fn jac);
+/* Declares that rhs and jac do not depend on t (0, the default: they may).
+ * The kernel methods then call the ordinary rhs and jac for a whole lane
+ * group, with its first lane's time, and the Rosenbrock methods take df/dt
+ * as 0 (no difference quotient in t). A problem declared autonomous whose
+ * rhs reads t gets wrong answers from them. @return OT_OK, OT_ERR_ARG or
+ * OT_ERR_VALUE (not 0 or 1). */
+OT_API int ot_ode_set_autonomous(ot_ode *ode, int autonomous);
+/* The kernel methods' lane group: how many lanes one thread steps
+ * together, each its own t and h, in loops over the group's lanes (1: a
+ * lane at a time). 0 (the default): 8 when the callbacks serve a group
+ * (ot_ode_set_rhs_lanes, or ot_ode_set_autonomous), else 1. A lane's
+ * result does not depend on its group (bit for bit: its arithmetic is its
+ * own, whatever the group holds, as long as the callbacks compute each
+ * column from that column alone). @return OT_OK or OT_ERR_VALUE (< 0). */
+OT_API int ot_ode_set_lane_group(ot_ode *ode, int64_t lanes);
 
 /* Options. Each checks its value and returns OT_OK, or OT_ERR_ARG /
  * OT_ERR_VALUE with a message naming the option and the rule. */

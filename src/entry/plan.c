@@ -12,6 +12,7 @@
 #include "entry/size_limits.h"
 #include "solve/solve.h"
 #include "kit/events.h"
+#include "kernel/kernel.h"
 #include "kit/integ.h"
 #include "tensor/tensor_impl.h"
 
@@ -314,6 +315,49 @@ static int check_linsol(const ot__plan *pl, const ot__method_info *m)
     return OT_OK;
 }
 
+/* What a kernel method cannot do that the problem asks. */
+static int check_kernel(const ot__plan *pl, const ot__method_info *m)
+{
+    const ot_ode *ode = pl->ode;
+    if (ode->max_order > 0)
+        return ot__fail(OT_ERR_VALUE,
+                        "max_order: %d; %s has a fixed order (%d): set 0, or use OT_BDF "
+                        "or OT_ADAMS",
+                        ode->max_order, m->name, m->order);
+    if (ode->linsol != OT_LINSOL_DENSE || ode->psetup)
+        return ot__fail(OT_ERR_ARG,
+                        "linear_solver: %s runs in OT_LANES mode with OT_BDF and "
+                        "OT_ESDIRK*; %s factors each lane's matrix densely (the %s "
+                        "solver): set OT_LINSOL_DENSE",
+                        ode->psetup ? "a preconditioner" : linsol_name(ode->linsol),
+                        m->name, pl->solver->name);
+    return OT_OK;
+}
+
+/* The kernel methods' lane group: the problem's, or 8 where the callbacks
+ * can take a group's lanes at their own times (or need not: autonomous),
+ * else 1; never more than the batch. A group asked of callbacks that take
+ * one time is refused. */
+static int lane_group(ot__plan *pl)
+{
+    const ot_ode *ode = pl->ode;
+    const int explicit_method = !ot__method(ode->method)->implicit;
+    const int rhs_ok = ode->rhs_lanes != NULL || ode->autonomous;
+    const int jac_ok = explicit_method || ode->autonomous || ode->jac_lanes != NULL ||
+                       (ode->jac == NULL && ode->rhs_lanes != NULL);
+    int64_t g = ode->lane_group;
+    if (g > 1 && !(rhs_ok && jac_ok))
+        return ot__fail(OT_ERR_ARG,
+                        "lane_group: %lld, but the problem's %s takes one time for "
+                        "all lanes: give ot_ode_set_%s_lanes, or declare it "
+                        "ot_ode_set_autonomous, or set 1",
+                        (long long)g, rhs_ok ? "Jacobian" : "rhs", rhs_ok ? "jac" : "rhs");
+    if (g == 0)
+        g = rhs_ok && jac_ok ? OT__KERNEL_GROUP : 1;
+    pl->block = g < pl->nbatch ? g : pl->nbatch;
+    return OT_OK;
+}
+
 /* What a Runge-Kutta method (ARKStep) cannot do, and the IMEX split. */
 static int check_method(const ot__plan *pl, const ot__method_info *m)
 {
@@ -329,6 +373,8 @@ static int check_method(const ot__plan *pl, const ot__method_info *m)
                         "rhs_explicit: set, but %s does not split the rhs; use an "
                         "OT_IMEX_ARK* method or remove it and give the whole rhs",
                         m->name);
+    if (m->kernel)
+        return check_kernel(pl, m);
     int st = check_linsol(pl, m);
     if (st != OT_OK || !m->ark)
         return st;
@@ -426,6 +472,12 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
             pl, "event_actions",
             "has no sensitivities through handled events; record the events "
             "(OT_EVENT_RECORD) or solve without sensitivities");
+    if (ode->nroots > 0 && !pl->solver->roots)
+        return ot__plan_lacks(pl, "roots", "has no root functions yet; solve without them");
+    if (kind == OT__STEPS && !pl->solver->every_step)
+        return ot__plan_lacks(pl, "ot_solve",
+                              "has no every-step output yet; give output times "
+                              "(ot_solve_dense)");
     if (kind == OT__ADJ && !pl->solver->adjoint)
         return ot__plan_lacks(pl, "ot_solve_adjoint", "has no adjoint yet");
     if (kind == OT__ADJ && ode->nroots > 0 && !pl->solver->adjoint_events)
@@ -464,6 +516,8 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
     if (want == 0)
         want = pl->solver->whole_batch ? pl->nbatch : auto_block(pl->n);
     pl->block = !pl->solver->lockstep ? 1 : want < pl->nbatch ? want : pl->nbatch;
+    if (pl->solver->lane_groups && (st = lane_group(pl)) != OT_OK)
+        return st;
     pl->threads = thread_count(ode, (pl->nbatch + pl->block - 1) / pl->block);
     /* Shapes, then the bytes the solve needs, before any value is read or
      * any copy made: a batch too big for memory is refused at once. */

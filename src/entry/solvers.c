@@ -5,6 +5,8 @@
  * ARCHITECTURE.md, "Adding a solver". */
 #include "core/error.h"
 #include "cuda/backend.h"
+#include "kernel/kernel.h"
+#include "kit/integ.h"
 #include "lanes/lanes.h"
 #include "lockstep/lockstep.h"
 #include "solve/solve.h"
@@ -20,7 +22,7 @@
 #define CPU_FLOW                                                                         \
     .bad_inputs_alone = 1, .per_lane_times = 1, .stops = 1, .recorded_events = 1,        \
     .fwd_sens = 1, .sens_dfdp = 1, .sens_initial = 1, .sens_events = 1, .adjoint = 1,    \
-    .adjoint_events = 1, .arkode_methods = 1
+    .adjoint_events = 1, .arkode_methods = 1, .roots = 1, .every_step = 1
 
 /* One CVODE(S) or ARKStep instance per worker thread, re-initialised per
  * lane: every lane is its own problem, so it has everything. */
@@ -53,6 +55,8 @@ static const ot__solver lockstep_cpu = {
  * its sensitivities are difference quotients to parameters, CVODE only. */
 static const ot__solver lockstep_cuda = {
     .name = "lockstep on CUDA",
+    .roots = 1,
+    .every_step = 1,
     .lockstep = 1,
     .whole_batch = 1,
     .fwd_sens = 1,
@@ -67,10 +71,27 @@ static const ot__solver lockstep_cuda = {
     .run = ot__cuda_run,
 };
 
-static const ot__solver *const rows[] = {&lanes, &lockstep_cpu, &lockstep_cuda};
+/* odetensor's own per-lane methods (src/kernel/, the kernel methods of
+ * ot_method): each lane its own steps, in lane groups (plan->block). So far
+ * dense outputs at per-lane times and starts, lanes failing alone. */
+static const ot__solver kernel_cpu = {
+    .name = "kernel",
+    .kernel_methods = 1,
+    .lane_groups = 1,
+    .bad_inputs_alone = 1,
+    .per_lane_times = 1,
+    .per_lane_starts = 1,
+    .linsols = OT__LINSOL_BIT(OT_LINSOL_DENSE),
+    .working_memory = OT__WORK_PER_THREAD,
+    .run = ot__kernel_run,
+};
+
+static const ot__solver *const rows[] = {&lanes, &lockstep_cpu, &lockstep_cuda, &kernel_cpu};
 
 const ot__solver *ot__solver_for(const ot_ode *ode)
 {
+    if (ot__method(ode->method)->kernel)
+        return &kernel_cpu;
     if (ode->device.type == OT_CUDA)
         return &lockstep_cuda;
     return ode->mode == OT_LOCKSTEP ? &lockstep_cpu : &lanes;
@@ -78,6 +99,17 @@ const ot__solver *ot__solver_for(const ot_ode *ode)
 
 int ot__solver_check(const ot_ode *ode)
 {
+    const ot__method_info *m = ot__method(ode->method);
+    if (m->kernel && ode->device.type == OT_CUDA)
+        return ot__fail(OT_ERR_ARG,
+                        "device: %s runs on the CPU; the kernel methods have no CUDA "
+                        "build yet (ot_ode_set_device)",
+                        m->name);
+    if (m->kernel && ode->mode != OT_LANES)
+        return ot__fail(OT_ERR_ARG,
+                        "mode: %s runs in OT_LANES mode, each lane its own steps (lane "
+                        "groups: ot_ode_set_lane_group), not in OT_LOCKSTEP",
+                        m->name);
     if (ode->device.type == OT_CUDA && ode->mode != OT_LOCKSTEP)
         return ot__fail(OT_ERR_ARG, "device: CUDA solves run in OT_LOCKSTEP mode "
                                     "(ot_ode_set_mode)");

@@ -46,6 +46,11 @@ static const ot__method_info METHODS[] = {
                        ARKODE_ARK436L2SA_DIRK_6_3_4},
     [OT_IMEX_ARK54] = {"OT_IMEX_ARK54", 1, 1, 1, 5, 8, 1, ARKODE_ARK548L2SA_ERK_8_4_5,
                        ARKODE_ARK548L2SA_DIRK_8_4_5},
+    [OT_ROS23] = {"OT_ROS23", 0, 1, 0, 2, 3, 0, -1, -1, 1},
+    [OT_RODAS4] = {"OT_RODAS4", 0, 1, 0, 4, 6, 0, -1, -1, 1},
+    [OT_RODAS5P] = {"OT_RODAS5P", 0, 1, 0, 5, 8, 0, -1, -1, 1},
+    [OT_TSIT5] = {"OT_TSIT5", 0, 0, 0, 5, 7, 0, -1, -1, 1},
+    [OT_VERN7] = {"OT_VERN7", 0, 0, 0, 7, 10, 0, -1, -1, 1},
 };
 
 _Static_assert(sizeof METHODS / sizeof METHODS[0] == OT_METHOD_LAST + 1,

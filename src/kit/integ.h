@@ -30,6 +30,7 @@ typedef struct {
     int stages;        /* Runge-Kutta stages (0 for CVODE) */
     int exact_outputs; /* steps onto each output time instead of interpolating */
     int erk, dirk;     /* ARKODE's table ids (-1: none) */
+    int kernel;        /* odetensor's own (src/kernel/): the kernel solver runs it */
 } ot__method_info;
 
 /* The method's facts; method is a valid ot_method (ot_ode_set_method). */

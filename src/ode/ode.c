@@ -71,6 +71,8 @@ SET_ANY(ot_ode_set_rhs_explicit, ot_rhs_fn, rhs_explicit, arg)
 SET_ANY(ot_ode_set_sens_initial, int, sens_initial, arg != 0)
 SET_ANY(ot_ode_set_stability_limit_detection, int, stab_limit, arg != 0)
 SET_ANY(ot_ode_set_outputs_on_device, int, outputs_on_device, arg != 0)
+SET_ANY(ot_ode_set_rhs_lanes, ot_rhs_lanes_fn, rhs_lanes, arg)
+SET_ANY(ot_ode_set_jac_lanes, ot_jac_lanes_fn, jac_lanes, arg)
 
 /* Setters of a count with a least value; `what` is the option's name in
  * messages, `zero` what 0 means where it is allowed. */
@@ -93,6 +95,8 @@ SET_AT_LEAST(ot_ode_set_adjoint_steps, int64_t, adj_max_steps, "adjoint_steps", 
              " (0: from the forward pass)")
 SET_AT_LEAST(ot_ode_set_krylov_dim, int, krylov_maxl, "krylov_dim", 0,
              " (0: SUNDIALS' 5)")
+SET_AT_LEAST(ot_ode_set_lane_group, int64_t, lane_group, "lane_group", 0,
+             " (0: chosen from the callbacks)")
 
 /* Setters of one of two values. */
 #define SET_EITHER(fn, type, field, what, a, b, status)                                  \
@@ -109,6 +113,7 @@ SET_EITHER(ot_ode_set_output_dtype, ot_dtype, out_dtype, "output_dtype", OT_F32,
            OT_ERR_DTYPE)
 SET_EITHER(ot_ode_set_outputs_before_stops, int, outputs_before_stops,
            "outputs_before_stops", 0, 1, OT_ERR_VALUE)
+SET_EITHER(ot_ode_set_autonomous, int, autonomous, "autonomous", 0, 1, OT_ERR_VALUE)
 
 /* nout/nroots and their callback come and go together. */
 static int check_count_fn(const ot_ode *ode, const char *fn, const char *what,
@@ -200,7 +205,8 @@ int ot_ode_set_method(ot_ode *ode, ot_method method)
     if (method < OT_BDF || method > OT_METHOD_LAST)
         return ot__fail(OT_ERR_ARG,
                         "method: %d is not an ot_method (OT_BDF, OT_ADAMS, OT_ERK_*, "
-                        "OT_ESDIRK*, OT_IMEX_ARK*)",
+                        "OT_ESDIRK*, OT_IMEX_ARK*, OT_ROS23, OT_RODAS4, OT_RODAS5P, "
+                        "OT_TSIT5, OT_VERN7)",
                         (int)method);
     ode->method = method;
     return OT_OK;

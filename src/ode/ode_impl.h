@@ -7,7 +7,7 @@
 
 /* sizeof(struct ot_ode) on 64-bit targets; ode_info.c checks it so that a
  * new field is not forgotten in the options fingerprint. */
-#define OT__ODE_STRUCT_SIZE 352
+#define OT__ODE_STRUCT_SIZE 376
 
 /* The default step limit: per output interval in dense and sensitivity
  * solves, in all for every-step solves (ot_solve). CVODE's own 500 stops
@@ -57,6 +57,10 @@ struct ot_ode {
     int64_t pwork; /* doubles of work per lane for the preconditioner */
     /* 1: an output at a stop's time shows the state before the stop. */
     int outputs_before_stops;
+    int autonomous; /* rhs and jac do not read t (the kernel methods) */
+    ot_rhs_lanes_fn rhs_lanes; /* per-lane times (kernel lane groups), or NULL */
+    ot_jac_lanes_fn jac_lanes;
+    int64_t lane_group; /* the kernel methods' lane group (0: chosen) */
 };
 
 /* Whether any root records events (OT_EVENT_RECORD or OT_EVENT_HANDLE). */

@@ -129,7 +129,18 @@ struct ot__solver {
      * backward pass restarts at the union of its lanes' times). */
     int adjoint_per_lane_times;
 
+    /* Root functions (ot_ode_set_roots); 0: refused. */
+    int roots;
+    /* ot_solve, every step's output; 0: refused. */
+    int every_step;
+
     /* -- methods and linear solvers -- */
+    /* The kernel methods (OT_ROS23 ... OT_VERN7, src/kernel/), and only
+     * those: ot__solver_for chooses this row for them. */
+    int kernel_methods;
+    /* Lanes run in lane groups, each lane its own t and h: plan->block is
+     * the group (ot_ode_set_lane_group, or chosen from the callbacks). */
+    int lane_groups;
     /* ARKODE's methods (ARKStep: OT_ERK_*, OT_ESDIRK_*, OT_IMEX_ARK*); 0:
      * CVODE's OT_BDF and OT_ADAMS only. */
     int arkode_methods;
@@ -168,7 +179,8 @@ struct ot__solver {
  * mode that row does not run: ot__solver_check refuses that. */
 const ot__solver *ot__solver_for(const ot_ode *ode);
 /* What refusals of a capability say chooses the solver. */
-#define OT__SOLVER_CHOICE "ot_ode_set_mode and ot_ode_set_device choose the solver"
+#define OT__SOLVER_CHOICE                                                                \
+    "ot_ode_set_method, ot_ode_set_mode and ot_ode_set_device choose the solver"
 
 /* Whether the problem's mode and device select a solver. @return OT_OK, or
  * OT_ERR_ARG naming the option. */

@@ -11,6 +11,7 @@ Compiled = Union[int, "ctypes._CFuncPtr", Any]  # a numba cfunc, a ctypes pointe
 Callback = Callable[..., Optional[Union[int, np.ndarray]]]
 
 METHODS: dict[str, int]
+KERNEL_METHODS: tuple[str, ...]
 LINEAR_SOLVERS: dict[str, int]
 MODES: dict[str, int]
 DIRECTIONS: dict[str, int]
@@ -69,6 +70,8 @@ class Problem:
     nwork: int
     user: Optional[int]
     outputs_before_stops: Optional[bool]
+    autonomous: Optional[bool]
+    lane_group: Optional[int]
     def __init__(self, nstates: int, rhs: Union[Callback, Compiled], nparams: int = ...,
                  jac: Optional[Union[Callback, Compiled]] = ..., init: Optional[Callback] = ...,
                  out: Optional[Callback] = ..., nout: int = ...,
@@ -94,7 +97,9 @@ class Problem:
                  precondition: Optional[tuple[Callable[..., Optional[int]],
                                               Callable[..., Optional[int]]]] = ...,
                  nwork: int = ..., user: Optional[int] = ...,
-                 outputs_before_stops: Optional[bool] = ...) -> None: ...
+                 outputs_before_stops: Optional[bool] = ...,
+                 autonomous: Optional[bool] = ...,
+                 lane_group: Optional[int] = ...) -> None: ...
 
 class Result:
     ts: npt.NDArray[np.float64]

@@ -25,7 +25,10 @@ OdeTensorError = _core.OdeTensorError
 METHODS = {
     "bdf": 1, "adams": 2, "bs32": 3, "dp54": 4, "verner65": 5, "esdirk32": 6,
     "esdirk43": 7, "esdirk54": 8, "imex32": 9, "imex43": 10, "imex54": 11,
+    "ros23": 12, "rodas4": 13, "rodas5p": 14, "tsit5": 15, "vern7": 16,
 }
+# odetensor's own per-lane methods (each lane its own steps): lanes mode.
+KERNEL_METHODS = ("ros23", "rodas4", "rodas5p", "tsit5", "vern7")
 LINEAR_SOLVERS = {"dense": 1, "band": 2, "gmres": 3}
 MODES = {"lanes": 1, "lockstep": 2}
 DIRECTIONS = {"falling": -1, "both": 0, "rising": 1}
@@ -173,6 +176,10 @@ class Problem:
     # pre-dose observation) or after it (False, the default); last, so that
     # positional arguments keep their places.
     outputs_before_stops: Optional[bool] = None
+    # The kernel methods: rhs and jac do not read t (a lane group's lanes
+    # then share one call), and how many lanes a thread steps together.
+    autonomous: Optional[bool] = None
+    lane_group: Optional[int] = None
 
     def _spec(self) -> "_Spec":
         return _Spec(self)
@@ -202,7 +209,7 @@ class _Spec:
         self.method = _choice(p.method, METHODS, "method")
         self.linear_solver = _choice(p.linear_solver, LINEAR_SOLVERS, "linear_solver")
         mode = p.mode
-        if mode is None and self.c_rhs is None:
+        if mode is None and self.c_rhs is None and p.method not in KERNEL_METHODS:
             mode = "lockstep"  # a Python rhs: one call per block, not per lane
         self.mode = _choice(mode, MODES, "mode")
         self.mupper = self.mlower = None
@@ -223,6 +230,8 @@ class _Spec:
         self.max_events = p.max_events
         self.outputs_before_stops = (None if p.outputs_before_stops is None
                                      else int(bool(p.outputs_before_stops)))
+        self.autonomous = None if p.autonomous is None else int(bool(p.autonomous))
+        self.lane_group = p.lane_group
         if (p.sens_rtol is None) != (p.sens_atol is None):
             raise ValueError("sens_rtol and sens_atol: give both or neither")
         self.sens_rtol, self.sens_atol = p.sens_rtol, p.sens_atol

@@ -155,6 +155,8 @@ static int configure(ot_ode *ode, PyObject *spec, otpy_solve *s, otpy_input *ato
             ot_ode_set_stability_limit_detection(ode, (int)i));
     INT_OPT("max_events", ot_ode_set_max_events(ode, i));
     INT_OPT("outputs_before_stops", ot_ode_set_outputs_before_stops(ode, (int)i));
+    INT_OPT("autonomous", ot_ode_set_autonomous(ode, (int)i));
+    INT_OPT("lane_group", ot_ode_set_lane_group(ode, i));
     INT_OPT("sens_initial", ot_ode_set_sens_initial(ode, (int)i));
     INT_OPT("adjoint_max_steps", ot_ode_set_adjoint_steps(ode, i));
     INT_OPT("output_dtype", ot_ode_set_output_dtype(ode, (ot_dtype)i));

@@ -331,7 +331,20 @@ OTW_API int otw_set_outputs_before_stops(otw_problem *P, int before)
     return ot_ode_set_outputs_before_stops(ode_of(P), before);
 }
 
-/* method: an ot_method (1 BDF, 2 Adams, 3-11 ARKODE's Runge-Kutta pairs). */
+/* autonomous: 1 rhs and jac do not read t (the kernel methods' groups). */
+OTW_API int otw_set_autonomous(otw_problem *P, int autonomous)
+{
+    return ot_ode_set_autonomous(ode_of(P), autonomous);
+}
+
+/* The kernel methods' lane group (0: chosen). */
+OTW_API int otw_set_lane_group(otw_problem *P, int lanes)
+{
+    return ot_ode_set_lane_group(ode_of(P), lanes);
+}
+
+/* method: an ot_method (1 BDF, 2 Adams, 3-11 ARKODE's Runge-Kutta pairs,
+ * 12-16 the kernel methods). */
 OTW_API int otw_set_method(otw_problem *P, int method)
 {
     return ot_ode_set_method(ode_of(P), (ot_method)method);

@@ -1,0 +1,46 @@
+"""The kernel methods (issue 27) by name from Python: each against the
+closed form of a decay, lane groups bit for bit a lane at a time, the
+per-lane-time option, and the refusals."""
+
+import numpy as np
+import pytest
+
+import odetensor as ot
+from conftest import decay_rhs
+
+T = np.array([0.0, 0.3, 1.0, 2.5])
+RATES = np.linspace(0.5, 2.0, 21)[None, :]
+
+
+def problem(method, **kw):
+    return ot.Problem(nstates=1, nparams=1, rhs=decay_rhs, method=method, rtol=1e-8,
+                      atol=1e-10, **kw)
+
+
+@pytest.mark.parametrize("method", ot.KERNEL_METHODS)
+def test_each_kernel_method_meets_the_closed_form(method):
+    r = ot.solve_dense(problem(method), [1.0], RATES, T)
+    assert r.ok, r.message
+    exact = np.exp(-RATES[0][None, :] * T[:, None])
+    units = np.abs(r.ys[0] - exact) / (1e-10 + 1e-8 * exact)
+    assert units.max() < 100
+
+
+@pytest.mark.parametrize("method", ["rodas4", "tsit5"])
+def test_an_autonomous_problem_runs_in_groups_bit_for_bit(method):
+    one = ot.solve_dense(problem(method, lane_group=1), [1.0], RATES, T)
+    grp = ot.solve_dense(problem(method, autonomous=True, lane_group=8), [1.0], RATES, T)
+    assert one.ok and grp.ok
+    assert np.array_equal(np.asarray(one.ys), np.asarray(grp.ys))
+
+
+def test_a_group_of_a_rhs_that_reads_t_is_refused():
+    with pytest.raises(ot.OdeTensorError) as e:
+        ot.solve_dense(problem("rodas4", lane_group=4), [1.0], RATES, T)
+    assert e.value.args[0] == "OT_ERR_ARG" and "ot_ode_set_autonomous" in e.value.args[2]
+
+
+def test_the_kernel_methods_have_no_sensitivities_yet():
+    with pytest.raises(ot.OdeTensorError) as e:
+        ot.solve_fwd_sens(problem("rodas5p"), [1.0], RATES, T)
+    assert "the kernel solver has no forward sensitivities" in e.value.args[2]

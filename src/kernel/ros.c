@@ -1,0 +1,136 @@
+/* One Rosenbrock attempt of every running lane of a group: the stages of
+ * tables.h's transformed form with the lane's own h, the step and its error
+ * estimate, and the dense output. */
+#include <math.h>
+#include <string.h>
+
+#include "kernel/kernel.h"
+#include "kernel/step.h"
+#include "kit/lu.h"
+
+/* f0, J and f_t at (t, y) for the lanes that stand at a new point. A lane
+ * whose rhs fails there fails (no smaller step moves that point). */
+static void refresh(ot__kgroup *g)
+{
+    int any = 0;
+    for (int64_t c = 0; c < g->k; c++) {
+        ot__klane *L = &g->lane[c];
+        L->want = L->state == OT__KL_RUN && L->fresh;
+        g->tv[c] = L->t;
+        any |= L->want;
+    }
+    if (!any)
+        return;
+    ot__kernel_rhs(g, g->tv, g->y, g->f0, OT__KC_RHS);
+    ot__kernel_drop_failed(g, 1);
+    ot__kernel_jac(g, g->f0);
+    ot__kernel_drop_failed(g, 1);
+    ot__kernel_ft(g, g->f0);
+    ot__kernel_drop_failed(g, 1);
+    for (int64_t c = 0; c < g->k; c++)
+        if (g->lane[c].want)
+            g->lane[c].fresh = 0;
+}
+
+/* W = I / (h gamma) - J, factored: a singular W asks for a smaller step. */
+static void factor(ot__kgroup *g)
+{
+    const int64_t n = g->n;
+    for (int64_t c = 0; c < g->k; c++) {
+        ot__klane *L = &g->lane[c];
+        if (!L->want)
+            continue;
+        const double *J = g->jac + c * n * n;
+        double *W = g->lu + c * n * n;
+        const double dg = 1.0 / (L->h * g->ros->gamma);
+        for (int64_t e = 0; e < n * n; e++)
+            W[e] = -J[e];
+        for (int64_t i = 0; i < n; i++)
+            W[i * n + i] += dg;
+        L->st.lin_setups++;
+        if (ot__lu_factor(W, (sunindextype)n, g->piv + c * n) != 0) {
+            L->rc = 1;
+            L->want = 0;
+        }
+    }
+}
+
+void ot__kernel_ros_attempt(ot__kgroup *g)
+{
+    const ot__ros_table *m = g->ros;
+    const int64_t n = g->n, nk = g->n * g->cap;
+    for (int64_t c = 0; c < g->k; c++)
+        g->lane[c].rc = 0;
+    refresh(g);
+    for (int64_t c = 0; c < g->k; c++) {
+        ot__klane *L = &g->lane[c];
+        L->want = L->state == OT__KL_RUN && L->rc == 0;
+    }
+    factor(g);
+    for (int i = 0; i < m->stages; i++) {
+        double *ki = g->kst + i * nk;
+        const double *fi = g->f0;
+        if (i > 0) {
+            for (int64_t c = 0; c < g->k; c++) {
+                const ot__klane *L = &g->lane[c];
+                g->tv[c] = L->t + m->alpha[i] * L->h;
+                if (!L->want)
+                    continue;
+                double *a = g->arg + c * n;
+                memcpy(a, g->y + c * n, (size_t)n * sizeof *a);
+                for (int j = 0; j < i; j++)
+                    if (m->a[i][j] != 0)
+                        ot__kernel_axpy(a, m->a[i][j], g->kst + j * nk + c * n, n);
+            }
+            ot__kernel_rhs(g, g->tv, g->arg, g->fs, OT__KC_RHS);
+            ot__kernel_drop_failed(g, 0);
+            fi = g->fs;
+        }
+        for (int64_t c = 0; c < g->k; c++) {
+            const ot__klane *L = &g->lane[c];
+            if (!L->want)
+                continue;
+            double *kc = ki + c * n;
+            memcpy(kc, fi + c * n, (size_t)n * sizeof *kc);
+            for (int j = 0; j < i; j++)
+                if (m->c[i][j] != 0)
+                    ot__kernel_axpy(kc, m->c[i][j] / L->h, g->kst + j * nk + c * n, n);
+            if (m->d[i] != 0)
+                ot__kernel_axpy(kc, L->h * m->d[i], g->ft + c * n, n);
+            ot__lu_solve(g->lu + c * n * n, (sunindextype)n, g->piv + c * n, kc);
+        }
+    }
+    for (int64_t c = 0; c < g->k; c++) {
+        ot__klane *L = &g->lane[c];
+        if (!L->want)
+            continue;
+        double *y1 = g->y1 + c * n, *err = g->err + c * n;
+        memcpy(y1, g->y + c * n, (size_t)n * sizeof *y1);
+        memset(err, 0, (size_t)n * sizeof *err);
+        for (int i = 0; i < m->stages; i++) {
+            const double *ki = g->kst + i * nk + c * n;
+            if (m->m[i] != 0)
+                ot__kernel_axpy(y1, m->m[i], ki, n);
+            if (m->e[i] != 0)
+                ot__kernel_axpy(err, m->e[i], ki, n);
+        }
+        L->errn = ot__kernel_err_norm(g, c);
+    }
+}
+
+void ot__kernel_ros_dense(const ot__kgroup *g, int64_t c, double theta, double *out)
+{
+    const ot__ros_table *m = g->ros;
+    const int64_t n = g->n, nk = g->n * g->cap;
+    const double *y0 = g->y + c * n, *y1 = g->y1 + c * n;
+    for (int64_t e = 0; e < n; e++) {
+        double d = 0;
+        for (int r = m->ndense - 1; r >= 0; r--) {
+            double dr = 0;
+            for (int i = 0; i < m->stages; i++)
+                dr += m->dense[r][i] * g->kst[i * nk + c * n + e];
+            d = d * theta + dr;
+        }
+        out[e] = (1 - theta) * y0[e] + theta * (y1[e] + (1 - theta) * d);
+    }
+}
