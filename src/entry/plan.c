@@ -347,11 +347,12 @@ static int lane_group(ot__plan *pl)
                        (ode->jac == NULL && ode->rhs_lanes != NULL);
     int64_t g = ode->lane_group;
     if (g > 1 && !(rhs_ok && jac_ok))
-        return ot__fail(OT_ERR_ARG,
-                        "lane_group: %lld, but the problem's %s takes one time for "
-                        "all lanes: give ot_ode_set_%s_lanes, or declare it "
-                        "ot_ode_set_autonomous, or set 1",
-                        (long long)g, rhs_ok ? "Jacobian" : "rhs", rhs_ok ? "jac" : "rhs");
+        return ot__fail(
+            OT_ERR_ARG,
+            "ot_ode_set_lane_group: %lld, but the problem's %s takes one time for "
+            "all lanes: give ot_ode_set_%s_lanes, or declare it "
+            "ot_ode_set_autonomous, or set 1",
+            (long long)g, rhs_ok ? "Jacobian" : "rhs", rhs_ok ? "jac" : "rhs");
     if (g == 0)
         g = rhs_ok && jac_ok ? OT__KERNEL_GROUP : 1;
     pl->block = g < pl->nbatch ? g : pl->nbatch;
@@ -473,7 +474,8 @@ static int make(ot__plan *pl, const ot_ode *ode, ot_view y0, ot_view params,
             "has no sensitivities through handled events; record the events "
             "(OT_EVENT_RECORD) or solve without sensitivities");
     if (ode->nroots > 0 && !pl->solver->roots)
-        return ot__plan_lacks(pl, "roots", "has no root functions yet; solve without them");
+        return ot__plan_lacks(pl, "roots",
+                              "has no root functions yet; solve without them");
     if (kind == OT__STEPS && !pl->solver->every_step)
         return ot__plan_lacks(pl, "ot_solve",
                               "has no every-step output yet; give output times "

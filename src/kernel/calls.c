@@ -57,7 +57,8 @@ static int judge(ot__klane *L, const char *name, const char *target, int rc,
 {
     if (rc != 0)
         return ot__cb_returned(&L->cb, name, rc, t, OT__CB_RETRY) < 0 ? -1 : 1;
-    const int r = ot__cb_finite(&L->cb, name, target, out, rows, 1, L->b, t, OT__CB_RETRY);
+    const int r =
+        ot__cb_finite(&L->cb, name, target, out, rows, 1, L->b, t, OT__CB_RETRY);
     return r == 0 ? 0 : r < 0 ? -1 : 1;
 }
 
@@ -95,8 +96,8 @@ static void alone(ot__kgroup *g, group_call call, const char *name, const char *
  * by lane, so that each lane gets its own result. A lane stopped before (a
  * cancel, an earlier -1) gets -1 without a call. */
 static void over_lanes(ot__kgroup *g, group_call call, const char *name,
-                       const char *target, const double *tv, const double *y,
-                       double *out, int64_t rows)
+                       const char *target, const double *tv, const double *y, double *out,
+                       int64_t rows)
 {
     for (int64_t c = 0; c < g->k; c++) {
         ot__klane *L = &g->lane[c];
@@ -144,10 +145,7 @@ void ot__kernel_rhs(ot__kgroup *g, const double *tv, const double *y, double *f,
 }
 
 /* Hairer and Wanner's increment (RODAS): it depends on the value alone. */
-static double increment(double v)
-{
-    return sqrt(DBL_EPSILON * fmax(1e-5, fabs(v)));
-}
+static double increment(double v) { return sqrt(DBL_EPSILON * fmax(1e-5, fabs(v))); }
 
 void ot__kernel_jac(ot__kgroup *g, const double *f0)
 {

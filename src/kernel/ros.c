@@ -71,16 +71,21 @@ void ot__kernel_ros_attempt(ot__kgroup *g)
         double *ki = g->kst + i * nk;
         const double *fi = g->f0;
         if (i > 0) {
+            /* The stage's argument y + sum_j a_ij k_j, one pass per value
+             * (the same sums, in the same order, as axpy after axpy). */
             for (int64_t c = 0; c < g->k; c++) {
                 const ot__klane *L = &g->lane[c];
                 g->tv[c] = L->t + m->alpha[i] * L->h;
                 if (!L->want)
                     continue;
+                const double *y = g->y + c * n, *k0 = g->kst + c * n;
                 double *a = g->arg + c * n;
-                memcpy(a, g->y + c * n, (size_t)n * sizeof *a);
-                for (int j = 0; j < i; j++)
-                    if (m->a[i][j] != 0)
-                        ot__kernel_axpy(a, m->a[i][j], g->kst + j * nk + c * n, n);
+                for (int64_t e = 0; e < n; e++) {
+                    double v = y[e];
+                    for (int j = 0; j < i; j++)
+                        v += m->a[i][j] * k0[j * nk + e];
+                    a[e] = v;
+                }
             }
             ot__kernel_rhs(g, g->tv, g->arg, g->fs, OT__KC_RHS);
             ot__kernel_drop_failed(g, 0);
@@ -90,13 +95,16 @@ void ot__kernel_ros_attempt(ot__kgroup *g)
             const ot__klane *L = &g->lane[c];
             if (!L->want)
                 continue;
+            /* f + sum_j (c_ij / h) k_j + h d_i f_t, with 1 / h once. */
+            const double rh = 1.0 / L->h, hd = L->h * m->d[i];
+            const double *f = fi + c * n, *ft = g->ft + c * n, *k0 = g->kst + c * n;
             double *kc = ki + c * n;
-            memcpy(kc, fi + c * n, (size_t)n * sizeof *kc);
-            for (int j = 0; j < i; j++)
-                if (m->c[i][j] != 0)
-                    ot__kernel_axpy(kc, m->c[i][j] / L->h, g->kst + j * nk + c * n, n);
-            if (m->d[i] != 0)
-                ot__kernel_axpy(kc, L->h * m->d[i], g->ft + c * n, n);
+            for (int64_t e = 0; e < n; e++) {
+                double v = f[e];
+                for (int j = 0; j < i; j++)
+                    v += m->c[i][j] * rh * k0[j * nk + e];
+                kc[e] = m->d[i] != 0 ? v + hd * ft[e] : v;
+            }
             ot__lu_solve(g->lu + c * n * n, (sunindextype)n, g->piv + c * n, kc);
         }
     }
@@ -104,15 +112,16 @@ void ot__kernel_ros_attempt(ot__kgroup *g)
         ot__klane *L = &g->lane[c];
         if (!L->want)
             continue;
+        const double *y = g->y + c * n, *k0 = g->kst + c * n;
         double *y1 = g->y1 + c * n, *err = g->err + c * n;
-        memcpy(y1, g->y + c * n, (size_t)n * sizeof *y1);
-        memset(err, 0, (size_t)n * sizeof *err);
-        for (int i = 0; i < m->stages; i++) {
-            const double *ki = g->kst + i * nk + c * n;
-            if (m->m[i] != 0)
-                ot__kernel_axpy(y1, m->m[i], ki, n);
-            if (m->e[i] != 0)
-                ot__kernel_axpy(err, m->e[i], ki, n);
+        for (int64_t e = 0; e < n; e++) {
+            double v = y[e], r = 0;
+            for (int i = 0; i < m->stages; i++) {
+                v += m->m[i] * k0[i * nk + e];
+                r += m->e[i] * k0[i * nk + e];
+            }
+            y1[e] = v;
+            err[e] = r;
         }
         L->errn = ot__kernel_err_norm(g, c);
     }

@@ -31,7 +31,7 @@ extern "C" {
 typedef struct {
     const char *name;
     int stages;
-    int order;       /* of y1 */
+    int order; /* of y1 */
     /* Of y1 - err. The RODAS methods advance the higher order and embed a
      * lower one; ros23 advances order 2 and spends its last stage on an
      * order-3 estimate. Either way err is O(h^(min(order, embedded_order)
