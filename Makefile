@@ -334,7 +334,7 @@ BENCH_BIN := $(B)/bench/raw_cvode $(B)/bench/ot_robertson $(B)/bench/interleave 
              $(B)/bench/lockstep_vs_lanes $(B)/bench/checksum $(B)/bench/fixed_cost \
              $(B)/bench/lockstep_sizes $(B)/bench/sens_cost $(B)/bench/methods \
              $(B)/bench/linsol $(B)/bench/pk_methods $(B)/bench/sens_doses \
-             $(B)/bench/kernels
+             $(B)/bench/kernels $(B)/bench/kernel_models
 
 bench-bin: $(BENCH_BIN)
 
@@ -366,8 +366,12 @@ bench-lockstep: $(B)/bench/lockstep_vs_lanes
 # KERNELS_ARGS: nbatch rounds (bench/kernels.c): the kernel methods against
 # lanes mode and lockstep on Robertson at 0, 2 and 4 decades of rate spread.
 KERNELS_ARGS ?= 10000 3
-bench-kernels: $(B)/bench/kernels
+# KERNEL_MODELS_ARGS: nbatch rounds (bench/kernel_models.c): the Brusselator at
+# n = 4, 16 and 64, Lotka-Volterra and a one-dose PK model.
+KERNEL_MODELS_ARGS ?= 1000 3
+bench-kernels: $(B)/bench/kernels $(B)/bench/kernel_models
 	@for d in 0 2 4; do $(B)/bench/kernels $(KERNELS_ARGS) $$d; done
+	@$(B)/bench/kernel_models $(KERNEL_MODELS_ARGS)
 
 # The fixed cost of one small solve call against raw CVODE's create + solve.
 bench-fixed: $(B)/bench/fixed_cost
