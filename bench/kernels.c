@@ -138,7 +138,8 @@ int main(int argc, char **argv)
     double best = 0, best_units = 0;
     for (int i = 0; i < NC; i++) {
         const double s = median(cs[i].secs, rounds);
-        printf("%-34s rtol %.0e threads %d: %8.3f s  %6.2fx lanes  %8.3g units  %lld steps\n",
+        printf("%-34s rtol %.0e threads %d: %8.3f s  %6.2fx lanes  %8.3g units  %lld "
+               "steps\n",
                cs[i].name, cs[i].rtol, cs[i].threads, s, lanes1 / s, cs[i].units,
                cs[i].steps);
         if (cs[i].method != OT_BDF && cs[i].threads == 1 && cs[i].units <= cs[0].units &&

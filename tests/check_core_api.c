@@ -375,8 +375,9 @@ START_TEST(each_row_does_what_it_declares)
     for (int on = 0; on < 2; on++) {
         ot_ode *ode = row_ode(_i);
         ck_assert_status(ot_ode_set_outputs_on_device(ode, on), OT_OK, NULL);
-        ck_assert_status(request(ode, s->fwd_sens ? CAP_FWD_SENS : CAP_PER_LANE_STARTS, 1, s),
-                         OT_OK, NULL);
+        ck_assert_status(
+            request(ode, s->fwd_sens ? CAP_FWD_SENS : CAP_PER_LANE_STARTS, 1, s), OT_OK,
+            NULL);
         est[on] = ot__size_last_estimate();
         ot_ode_free(ode);
     }

@@ -187,7 +187,8 @@ typedef enum ot_method {
  * ot_rhs_fn and ot_jac_fn it has. The other methods call rhs and jac. */
 typedef int (*ot_rhs_lanes_fn)(ot_view t, ot_view y, ot_view p, ot_view_mut dydt,
                                void *user);
-typedef int (*ot_jac_lanes_fn)(ot_view t, ot_view y, ot_view p, ot_view_mut J, void *user);
+typedef int (*ot_jac_lanes_fn)(ot_view t, ot_view y, ot_view p, ot_view_mut J,
+                               void *user);
 
 /* The linear solver of the implicit methods' Newton iterations (OT_BDF,
  * OT_ESDIRK*, OT_IMEX_ARK*), lanes mode only (lockstep's block LU is

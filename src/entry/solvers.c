@@ -86,7 +86,8 @@ static const ot__solver kernel_cpu = {
     .run = ot__kernel_run,
 };
 
-static const ot__solver *const rows[] = {&lanes, &lockstep_cpu, &lockstep_cuda, &kernel_cpu};
+static const ot__solver *const rows[] = {&lanes, &lockstep_cpu, &lockstep_cuda,
+                                         &kernel_cpu};
 
 const ot__solver *ot__solver_for(const ot_ode *ode)
 {

@@ -57,7 +57,7 @@ struct ot_ode {
     int64_t pwork; /* doubles of work per lane for the preconditioner */
     /* 1: an output at a stop's time shows the state before the stop. */
     int outputs_before_stops;
-    int autonomous; /* rhs and jac do not read t (the kernel methods) */
+    int autonomous;            /* rhs and jac do not read t (the kernel methods) */
     ot_rhs_lanes_fn rhs_lanes; /* per-lane times (kernel lane groups), or NULL */
     ot_jac_lanes_fn jac_lanes;
     int64_t lane_group; /* the kernel methods' lane group (0: chosen) */
