@@ -601,6 +601,10 @@ int main(int argc, char **argv)
     report("ARKODE's explicit Dormand-Prince: lanes = one process");
     test_local_distributed(0, OT_MPI_DYNAMIC, 3, OT_ESDIRK43);
     report("ARKODE's ESDIRK 4(3): lanes = one process");
+    test_local_distributed(0, OT_MPI_DYNAMIC, 3, OT_RODAS4);
+    report("the kernel solver's Rodas4: lanes = one process");
+    test_local_distributed(0, OT_MPI_STATIC, 2, OT_TSIT5);
+    report("the kernel solver's Tsit5, static blocks of 2: lanes = one process");
     test_adjoint(0, 0);
     report("adjoint, data for every lane, slices: gradients = ot_solve_adjoint");
     test_adjoint(1, 0);
