@@ -33,9 +33,13 @@ static void refresh(ot__kgroup *g)
 }
 
 /* W = I / (h gamma) - J, factored: a singular W asks for a smaller step. */
-static void factor(ot__kgroup *g)
+/* Inlined into each of ot__kernel_ros_attempt's cases with n a constant
+ * (the small systems the kernel solver is for), where the compiler
+ * unrolls the loops over n. */
+#define OT__KINLINE static inline __attribute__((always_inline))
+
+OT__KINLINE void factor(ot__kgroup *g, const int64_t n)
 {
-    const int64_t n = g->n;
     for (int64_t c = 0; c < g->k; c++) {
         ot__klane *L = &g->lane[c];
         if (!L->want)
@@ -55,10 +59,10 @@ static void factor(ot__kgroup *g)
     }
 }
 
-void ot__kernel_ros_attempt(ot__kgroup *g)
+OT__KINLINE void attempt(ot__kgroup *g, const int64_t n)
 {
     const ot__ros_table *m = g->ros;
-    const int64_t n = g->n, nk = g->n * g->cap;
+    const int64_t nk = n * g->cap;
     for (int64_t c = 0; c < g->k; c++)
         g->lane[c].rc = 0;
     refresh(g);
@@ -66,7 +70,7 @@ void ot__kernel_ros_attempt(ot__kgroup *g)
         ot__klane *L = &g->lane[c];
         L->want = L->state == OT__KL_RUN && L->rc == 0;
     }
-    factor(g);
+    factor(g, n);
     for (int i = 0; i < m->stages; i++) {
         double *ki = g->kst + i * nk;
         const double *fi = g->f0;
@@ -124,6 +128,39 @@ void ot__kernel_ros_attempt(ot__kgroup *g)
             err[e] = r;
         }
         L->errn = ot__kernel_err_norm(g, c);
+    }
+}
+
+void ot__kernel_ros_attempt(ot__kgroup *g)
+{
+    switch (g->n) {
+    case 1:
+        attempt(g, 1);
+        break;
+    case 2:
+        attempt(g, 2);
+        break;
+    case 3:
+        attempt(g, 3);
+        break;
+    case 4:
+        attempt(g, 4);
+        break;
+    case 5:
+        attempt(g, 5);
+        break;
+    case 6:
+        attempt(g, 6);
+        break;
+    case 7:
+        attempt(g, 7);
+        break;
+    case 8:
+        attempt(g, 8);
+        break;
+    default:
+        attempt(g, g->n);
+        break;
     }
 }
 
