@@ -107,6 +107,7 @@ static ot_solution *solve(const problem *pr, int method, int mode, double rtol,
     ot_ode_set_mode(ode, (ot_mode)mode);
     ot_ode_set_threads(ode, g_threads);
     ot_ode_set_jac(ode, pr->jac);
+    ot_ode_set_autonomous(ode, 1); /* both are: the kernel methods step lane groups */
     ot_ode_set_rtol(ode, rtol);
     double atol[3];
     for (int i = 0; i < pr->n; i++)
@@ -189,10 +190,13 @@ int main(int argc, char **argv)
          {0.04, 1e4, 3e7, 0}},
     };
     const int methods[] = {OT_BDF,          OT_ADAMS,    OT_ERK_BS32, OT_ERK_DP54,
-                           OT_ERK_VERNER65, OT_ESDIRK32, OT_ESDIRK43, OT_ESDIRK54};
-    const char *names[] = {"bdf",      "adams",    "bs32",     "dp54",
-                           "verner65", "esdirk32", "esdirk43", "esdirk54"};
-    enum { NM = 8 };
+                           OT_ERK_VERNER65, OT_ESDIRK32, OT_ESDIRK43, OT_ESDIRK54,
+                           OT_ROS23,        OT_RODAS4,   OT_RODAS5P,  OT_TSIT5,
+                           OT_VERN7};
+    const char *names[] = {"bdf",      "adams",    "bs32",     "dp54",  "verner65",
+                           "esdirk32", "esdirk43", "esdirk54", "ros23", "rodas4",
+                           "rodas5p",  "tsit5",    "vern7"};
+    enum { NM = 13 };
     printf("%d lanes, median of %d interleaved rounds, threads %d (0: every core)\n",
            (int)nb, rounds, g_threads);
     printf("| problem | method | lanes us/lane | lockstep us/lane | steps/lane (lanes, "
@@ -212,8 +216,13 @@ int main(int argc, char **argv)
             for (int k = 0; k < NM; k++)
                 for (int mode = 1; mode <= 2; mode++) {
                     times[k][mode - 1][r] = NAN;
-                    if (pr->stiff && methods[k] >= OT_ADAMS &&
-                        methods[k] <= OT_ERK_VERNER65)
+                    const int explicit_method =
+                        (methods[k] >= OT_ADAMS && methods[k] <= OT_ERK_VERNER65) ||
+                        methods[k] >= OT_TSIT5;
+                    if (pr->stiff && explicit_method)
+                        continue;
+                    /* The kernel methods run in lanes mode only. */
+                    if (methods[k] >= OT_ROS23 && mode == OT_LOCKSTEP)
                         continue;
                     ot_solution *s = solve(pr, methods[k], mode, pr->rtol, 1, nb, &sec);
                     times[k][mode - 1][r] = sec;
@@ -238,6 +247,11 @@ int main(int argc, char **argv)
             for (int m = 0; m < 2; m++) {
                 qsort(times[k][m], (size_t)rounds, sizeof(double), cmp);
                 med[m] = times[k][m][rounds / 2] / (double)nb * 1e6;
+            }
+            if (isnan(times[k][1][0])) {
+                printf("| %s | %s | %.2f | - | %.0f | %.0f | %.1e |\n", pr->name,
+                       names[k], med[0], steps[k][0], rhs[k][0], err[k][0]);
+                continue;
             }
             printf("| %s | %s | %.2f | %.2f | %.0f, %.0f | %.0f, %.0f | %.1e, %.1e |\n",
                    pr->name, names[k], med[0], med[1], steps[k][0], steps[k][1],
