@@ -141,6 +141,7 @@ EXAMPLE_BIN := $(EXAMPLES:%=$(B)/examples/%)
 STATIC := $(B)/libodetensor.a
 SHARED := $(B)/libodetensor.so
 
+.PHONY: test-tables
 .PHONY: all check demo install uninstall clean lint format help deps deps-check \
         test-c test-headers test-readme test-install test-python test-examples examples bench bench-bin \
         bench-lockstep bench-checksum bench-fixed bench-sens bench-methods bench-pk-methods bench-linsol million test-million \
@@ -256,6 +257,14 @@ endif
 
 # The README's C example (the ```c block; fragments are ```C) must build and
 # run as printed.
+# The kernel methods' coefficient tables, parsed from the C and measured:
+# order conditions, orders of y1, embedded and dense outputs (numpy).
+test-tables:
+	@mkdir -p $(B)
+	/usr/bin/python3 tools/check_ros_tables.py >$(B)/tables-ros.out || { cat $(B)/tables-ros.out; exit 1; }
+	/usr/bin/python3 tools/check_erk_tables.py >$(B)/tables-erk.out || { cat $(B)/tables-erk.out; exit 1; }
+	@echo "tables: $$(tail -1 $(B)/tables-ros.out) (Rosenbrock), $$(tail -1 $(B)/tables-erk.out) (explicit RK)"
+
 test-readme: $(STATIC)
 	@mkdir -p $(B)/readme
 	awk '/^```c$$/{f=1;next} /^```/{f=0} f' README.md > $(B)/readme/example.c

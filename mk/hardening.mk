@@ -25,7 +25,7 @@ else ifeq ($(TSAN),1)
 CHECK_LIST := test-tsan
 HARDEN_DEPS := tsan
 else
-CHECK_LIST := test-headers test-readme test-install test-python test-examples \
+CHECK_LIST := test-headers test-readme test-tables test-install test-python test-examples \
               test-cuda test-wasm test-wasm-browser test-wasm-pack test-c test-inject \
               test-malloc-fail test-fuzz \
               test-mpi

@@ -76,10 +76,12 @@ START_TEST(every_kernel_method_converges_at_its_order)
             fixed_step_errors(KERNEL_METHODS[k], h / (1 << r), &e[r], &d[r]);
         for (int r = 0; r < 2; r++) {
             const double s = log2(e[r] / e[r + 1]);
-            /* At least the order; above it by less than one, since the
-             * leading error terms of Rodas4 on this problem nearly cancel
-             * (slopes 4.3 to 4.6 from h = 0.1 to 0.0125). */
-            ck_assert_msg(s >= KERNEL_ORDERS[k] - 0.3 && s <= KERNEL_ORDERS[k] + 0.8,
+            /* At least the order. Above it is no defect: on this problem
+             * the leading error terms are small for Rodas4 (slopes 4.3 to
+             * 4.6 from h = 0.1 to 0.0125) and Tsit5 (7.1, then 5.5 near
+             * rounding); tools/check_*_tables.py checks the order
+             * conditions themselves. */
+            ck_assert_msg(s >= KERNEL_ORDERS[k] - 0.3,
                           "method %d: slope %g at h = %g, order %d (errors %g %g %g)",
                           KERNEL_METHODS[k], s, h / (1 << r), KERNEL_ORDERS[k], e[0],
                           e[1], e[2]);
