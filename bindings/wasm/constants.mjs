@@ -14,7 +14,7 @@ export const STATUS = table({
   OT_ERR_CALLBACK: -13, OT_ERR_VALUE: -14, OT_ERR_CANCELLED: -15, OT_ERR_MPI: -20,
   OT_ERR_INTERNAL: -99,
 });
-/** ot_method: CVODE's multistep methods, ARKODE's explicit, ESDIRK and IMEX pairs. */
+/** ot_method: CVODE's multistep methods, ARKODE's explicit, ESDIRK and IMEX pairs, and the kernel methods (odetensor's own per-lane Rosenbrock and explicit RK). */
 export const METHODS = table({
   bdf: 1, adams: 2, bs32: 3, dp54: 4, verner65: 5, esdirk32: 6, esdirk43: 7, esdirk54: 8,
   imex32: 9, imex43: 10, imex54: 11, ros23: 12, rodas4: 13, rodas5p: 14, tsit5: 15, vern7: 16,

@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { OdeTensorError } from '../index.mjs';
+import { METHODS } from '../constants.mjs';
 import createOdeTensorModule from '../dist/odetensor.mjs';
 import { ot, throwsOt, rates, decay, lv, assertIntact } from './fuzz_common.mjs';
 
@@ -309,7 +310,8 @@ test('the C shim answers NULL and out-of-range arguments with a status, writing 
   refused(m._otw_set_atol_vector(P, 0), /^view: data is NULL/, 'set_atol_vector(P, NULL)');
   refused(m._otw_set_out(P, -1, rhs), /nout/, 'set_out(P, -1, f)');
   refused(m._otw_set_roots(P, 0, rhs), /nroots/, 'set_roots(P, 0, f)');
-  refused(m._otw_set_method(P, 12), /method/, 'set_method(P, 12)');
+  const pastLast = Math.max(...Object.values(METHODS)) + 1;
+  refused(m._otw_set_method(P, pastLast), /method/, `set_method(P, ${pastLast})`);
   refused(m._otw_set_rhs_explicit(0, 0), /^ot_ode_set_rhs_explicit: ode is NULL/, 'set_rhs_explicit');
   refused(m._otw_set_mode(P, 0), /mode/, 'set_mode(P, 0)');
   const y0 = m._otw_malloc(8), ts = m._otw_malloc(16);

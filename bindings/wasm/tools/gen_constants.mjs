@@ -39,7 +39,7 @@ export function tables() {
   if (list.length < 18) throw new Error('OT_STATUS_LIST not parsed');
   return [
     ['STATUS', 'ot_status codes by name (OT_STATUS_LIST of status.h).', list],
-    ['METHODS', "ot_method: CVODE's multistep methods, ARKODE's explicit, ESDIRK and IMEX pairs.",
+    ['METHODS', "ot_method: CVODE's multistep methods, ARKODE's explicit, ESDIRK and IMEX pairs, and the kernel methods (odetensor's own per-lane Rosenbrock and explicit RK).",
       named(enumOf(ode, 'ot_method'), method)],
     ['MODES', 'ot_mode', named(enumOf(ode, 'ot_mode'), strip('OT_'))],
     ['LINEAR_SOLVERS', 'ot_linsol', named(enumOf(ode, 'ot_linsol'), strip('OT_LINSOL_'))],
