@@ -2,13 +2,15 @@
  * closed forms, in lanes mode and lockstep: boluses through II/ADDL with
  * pre- and post-dose observations, oral doses with F and ALAG, zero-order
  * infusions by RATE and DUR (overlapping, with F), modelled rates and
- * durations, resets, coincident doses; and the refusals. */
+ * durations, resets, coincident doses (also on the kernel solver's
+ * Rodas5P); and the refusals. */
 #include <math.h>
 #include <stdio.h>
 
 #include "dose_ref.h"
 
-static const int MODES[2] = {OT_LANES, OT_LOCKSTEP};
+/* Lanes mode, lockstep, and the kernel solver (Rodas5P) in lanes mode. */
+static const int MODES[3] = {OT_LANES, OT_LOCKSTEP, DOSE_KERNEL};
 
 /* Every subject's outputs against the reference (states 0..n). */
 static void check_lanes(const ot_solution *s, const ot_dose_plan *pl, int64_t n,
@@ -45,7 +47,7 @@ START_TEST(boluses_through_addl_show_the_trough_at_a_dose_time)
             ref_sim(&m, &y0, ev, 3, tout, 4, !post, want + 4 * b);
         }
         ck_assert_double_eq(want[0], post ? 100 : 0);
-        for (int mi = 0; mi < 2; mi++) {
+        for (int mi = 0; mi < 3; mi++) {
             ot_ode *o = dose_ode(1, 2, pk1_rhs, MODES[mi]);
             ot_dose_model m = ot_dose_model_make();
             m.post_dose = post;
@@ -99,7 +101,7 @@ START_TEST(oral_doses_take_f_and_the_lag_from_the_parameters)
     }
     ck_assert_double_eq(want[0], 0); /* the first dose not there at 0.25 */
     const int64_t f[2] = {3, -1}, lag[2] = {4, -1};
-    for (int mi = 0; mi < 2; mi++) {
+    for (int mi = 0; mi < 3; mi++) {
         ot_ode *o = dose_ode(2, 5, oral_rhs, MODES[mi]);
         ot_dose_model m = ot_dose_model_make();
         m.f = f;
@@ -166,7 +168,7 @@ START_TEST(infusions_by_rate_and_duration_add_their_rates_with_f)
         ref_sim(&m, &y0, ev, 4, tout, 6, 1, want + 6);
     }
     const int64_t f[1] = {2}, rate[1] = {3}, dur[1] = {4};
-    for (int mi = 0; mi < 2; mi++) {
+    for (int mi = 0; mi < 3; mi++) {
         ot_ode *o = dose_ode(1, 5, pk1_rhs_flat, MODES[mi]);
         ot_dose_model m = ot_dose_model_make();
         m.f = f;
@@ -208,7 +210,7 @@ START_TEST(coincident_doses_merge_and_resets_return_to_y0)
     double want[10];
     ref_sim(&m, y0, ev, 6, tout, 5, 1, want);
     ck_assert_double_eq(want[6], 0); /* 15: after the reset, nothing */
-    for (int mi = 0; mi < 2; mi++) {
+    for (int mi = 0; mi < 3; mi++) {
         ot_ode *o = dose_ode(2, 3, pk2_rhs, MODES[mi]);
         ot_dose_model md = ot_dose_model_make();
         ot_view vp, vy;

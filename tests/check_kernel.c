@@ -2,8 +2,9 @@
  * explicit Runge-Kutta integrators. Their orders of convergence (steps and
  * dense output) against a closed form; the IVP test set at rtol 1e-4 to
  * 1e-8 against tight CVODE solves; lane groups and thread counts bit for
- * bit a lane at a time; per-lane times reaching the callbacks; lanes
- * failing alone; the planner's refusals. */
+ * bit a lane at a time; per-lane times reaching the callbacks; scheduled
+ * stops (doses) against their closed form; lanes failing alone; the
+ * planner's refusals. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -436,6 +437,148 @@ START_TEST(a_failing_lane_fails_alone_in_its_group)
 }
 END_TEST
 
+/* ---- Scheduled stops: doses of a bolus model ---------------------------- */
+
+/* y' = -k y, p = (k, D); each stop adds D. Per lane: outputs and stops of
+ * its own, NaN-padded; lane 0 doses at two outputs and between them, lane
+ * 1 at t0 and at its last output, lane 2 at another lane's dose time,
+ * lane 3 past its last output (not taken). */
+enum { DB = 4, DT = 4, DS = 3 };
+static const double D_T[DT * DB] = {0.5, 1, 2,   3,   0,    1,   2, NAN,
+                                    0,   1, 1.7, NAN, 0.25, 0.5, 1, 1.5};
+static const double D_STOPS[DS * DB] = {1, 1.5, 2, 0, 2, NAN, 1.5, NAN, NAN, 2, NAN, NAN};
+static const double D_P[2 * DB] = {0.7, 2.0, 1.3, 0.5, 0.4, 1.0, 0.9, 3.0};
+static const double D_Y0[DB] = {1.0, 0.5, 2.0, 0.25};
+
+static int dose_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
+{
+    (void)t, (void)u;
+    for (int64_t b = 0; b < ST_LANES(y); b++)
+        ot_view_mut_col_f64(f, b, 0)[0] =
+            -ot_view_col_f64(p, b, 0)[0] * ot_view_col_f64(y, b, 0)[0];
+    return 0;
+}
+
+static int dose_jac(double t, ot_view y, ot_view p, ot_view_mut J, void *u)
+{
+    (void)t, (void)u;
+    for (int64_t b = 0; b < ST_LANES(y); b++)
+        ot_view_mut_col_f64(J, 0, b)[0] = -ot_view_col_f64(p, b, 0)[0];
+    return 0;
+}
+
+static int dose_handler(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p,
+                        void *u)
+{
+    (void)t, (void)u;
+    ck_assert_int_lt(root, 0);
+    if (lane == 2 && *(const int *)u)
+        return -3; /* the failing variant: lane 2's handler fails */
+    ot_view_mut_col_f64(y, 0, 0)[0] += ot_view_mut_col_f64(p, 0, 0)[1];
+    return 0;
+}
+
+/* The closed form: y0 e^{-k t} plus D e^{-k (t - s)} for each stop s taken
+ * before t (and at t unless outputs stand before stops). */
+static double dosed(int b, double t, int before)
+{
+    const double k = D_P[2 * b], D = D_P[2 * b + 1], *s = D_STOPS + b * DS;
+    double y = D_Y0[b] * exp(-k * t);
+    for (int j = 0; j < DS && !isnan(s[j]); j++)
+        if (s[j] < t || (!before && s[j] == t))
+            y += D * exp(-k * (t - s[j]));
+    return y;
+}
+
+static ot_solution *dosed_solve(int method, int before, int group, int fail)
+{
+    static int fails;
+    fails = fail;
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 1, 2, dose_rhs, &fails), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_jac(ode, dose_jac), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_method(ode, (ot_method)method), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_autonomous(ode, 1), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_lane_group(ode, group), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_rtol(ode, method == OT_ROS23 ? 1e-5 : 1e-8), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_atol(ode, 1e-10), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_event_handler(ode, dose_handler), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_outputs_before_stops(ode, before), OT_OK, NULL);
+    ot_solve_inputs in = ot_solve_inputs_make(st_mat(D_Y0, 1, DB), st_mat(D_P, 2, DB),
+                                              st_mat(D_T, DT, DB));
+    in.stops = st_mat(D_STOPS, DS, DB);
+    ot_solution *s = NULL;
+    ck_assert_status(ot_solve_dense_with(ode, &in, &s),
+                     fail ? OT_ERR_LANES_FAILED : OT_OK, NULL);
+    ot_ode_free(ode);
+    return s;
+}
+
+/* Each kernel method, outputs after the stops and before them: every
+ * lane's outputs as the closed form, its events the stops it took (the
+ * state before and D more after); groups of 8 bit for bit a lane at a
+ * time. */
+START_TEST(scheduled_stops_dose_each_lane_as_the_closed_form)
+{
+    const int method = KERNEL_METHODS[_i >> 1], before = _i & 1;
+    const double rtol = method == OT_ROS23 ? 1e-5 : 1e-8;
+    ot_solution *one = dosed_solve(method, before, 1, 0);
+    ot_solution *grp = dosed_solve(method, before, 8, 0);
+    const int nt[DB] = {4, 3, 3, 4};
+    /* lane 1's dose at its last output is taken only before that output */
+    const int nev[DB] = {3, before ? 1 : 2, 1, 0};
+    for (int b = 0; b < DB; b++) {
+        ck_assert_int_eq(ot_solution_lane_status(one, b), OT_OK);
+        ck_assert_int_eq(ot_solution_lane_count(one, b), nt[b]);
+        for (int i = 0; i < nt[b]; i++) {
+            const double want = dosed(b, D_T[b * DT + i], before);
+            const double got = st_y(one, 0, i, b);
+            ck_assert_msg(
+                fabs(got - want) <= 100 * (1e-10 + rtol * fabs(want)),
+                "method %d before %d lane %d output %d: %.12g, closed form %.12g", method,
+                before, b, i, got, want);
+        }
+        ck_assert_int_eq(ot_solution_lane_event_count(one, b), nev[b]);
+        for (int e = 0; e < nev[b]; e++) {
+            const double te =
+                st_at(ot_solution_event_tensor(one, OT_EVENT_TIMES), e, b, 0);
+            ck_assert_double_eq(te, D_STOPS[b * DS + e]);
+            const double ym =
+                st_at(ot_solution_event_tensor(one, OT_EVENT_BEFORE), 0, e, b);
+            const double yp =
+                st_at(ot_solution_event_tensor(one, OT_EVENT_AFTER), 0, e, b);
+            ck_assert_double_eq_tol(yp - ym, D_P[2 * b + 1], 1e-12);
+            ck_assert_msg(fabs(ym - dosed(b, te, 1)) <= 100 * (1e-10 + rtol * ym),
+                          "lane %d event %d: %.12g before the dose", b, e, ym);
+        }
+        ck_assert(st_lane_equal(ot_solution_ys(one), b, ot_solution_ys(grp), b));
+        st_assert_stats_equal(one, b, grp, b);
+    }
+    ot_solution_free(one);
+    ot_solution_free(grp);
+}
+END_TEST
+
+/* A handler that fails fails its lane alone, with what it reached; its
+ * group-mates as without it. */
+START_TEST(a_failing_dose_handler_fails_its_lane_alone)
+{
+    ot_solution *ok = dosed_solve(OT_RODAS4, 0, 8, 0);
+    ot_solution *bad = dosed_solve(OT_RODAS4, 0, 8, 1);
+    ck_assert_int_eq(ot_solution_lane_status(bad, 2), OT_ERR_CALLBACK);
+    ck_assert_msg(strstr(ot_solution_lane_message(bad, 2), "-3"), "%s",
+                  ot_solution_lane_message(bad, 2));
+    ck_assert_int_eq(ot_solution_lane_count(bad, 2), 2); /* 0 and 1, before 1.5 */
+    for (int b = 0; b < DB; b++)
+        if (b != 2) {
+            ck_assert_int_eq(ot_solution_lane_status(bad, b), OT_OK);
+            ck_assert(st_lane_equal(ot_solution_ys(ok), b, ot_solution_ys(bad), b));
+        }
+    ot_solution_free(ok);
+    ot_solution_free(bad);
+}
+END_TEST
+
 /* ---- Refusals ----------------------------------------------------------- */
 
 static int one_root(double t, ot_view y, ot_view p, ot_view_mut g, void *u)
@@ -472,8 +615,8 @@ START_TEST(the_kernel_solver_refuses_what_it_lacks)
     ck_assert_status(ot_ode_set_event_handler(ode, noop_handler), OT_OK, NULL);
     ot_solve_inputs in = ot_solve_inputs_make(st_vec(y0, 2), st_vec(k, 1), st_vec(t, 2));
     in.stops = st_vec(stops, 1);
-    ck_assert_status(ot_solve_dense_with(ode, &in, &sol), OT_ERR_ARG,
-                     "the kernel solver has no scheduled stops");
+    ck_assert_status(ot_solve_dense_with(ode, &in, &sol), OT_OK, NULL); /* stops: below */
+    ot_solution_free(sol);
     ck_assert_status(ot_ode_set_roots(ode, 1, one_root), OT_OK, NULL);
     ck_assert_status(ot_solve_dense(ode, st_vec(y0, 2), st_vec(k, 1), st_vec(t, 2), &sol),
                      OT_ERR_ARG, "roots: the kernel solver has no root functions");
@@ -515,6 +658,10 @@ Suite *kernel_suite(void)
     tcase_add_test(tc, a_lane_group_equals_one_lane_at_a_time_bit_for_bit);
     tcase_add_test(tc, lanes_in_a_group_see_their_own_times);
     tcase_add_test(tc, a_failing_lane_fails_alone_in_its_group);
+    tc = ot_test_tcase(s, "stops", 60);
+    tcase_add_loop_test(tc, scheduled_stops_dose_each_lane_as_the_closed_form, 0,
+                        2 * NKERNEL);
+    tcase_add_test(tc, a_failing_dose_handler_fails_its_lane_alone);
     tc = ot_test_tcase(s, "refusals", 30);
     tcase_add_test(tc, the_kernel_solver_refuses_what_it_lacks);
     return s;

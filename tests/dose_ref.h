@@ -144,13 +144,18 @@ static inline lin pk2_lin(const double *p)
 }
 
 /* A problem of n states and np params, tight tolerances, in mode. */
+/* A mode of dose_ode's: lanes mode with the kernel solver's Rodas5P. */
+enum { DOSE_KERNEL = 100 };
+
 static inline ot_ode *dose_ode(int64_t n, int64_t np, ot_rhs_fn rhs, int mode)
 {
     ot_ode *o = NULL;
     ck_assert_int_eq(ot_ode_new(&o, n, np, rhs, NULL), OT_OK);
     ck_assert_int_eq(ot_ode_set_rtol(o, 1e-10), OT_OK);
     ck_assert_int_eq(ot_ode_set_atol(o, 1e-10), OT_OK);
-    ck_assert_int_eq(ot_ode_set_mode(o, mode), OT_OK);
+    ck_assert_int_eq(ot_ode_set_mode(o, mode == DOSE_KERNEL ? OT_LANES : mode), OT_OK);
+    if (mode == DOSE_KERNEL)
+        ck_assert_int_eq(ot_ode_set_method(o, OT_RODAS5P), OT_OK);
     return o;
 }
 

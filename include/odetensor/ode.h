@@ -166,8 +166,9 @@ typedef enum ot_method {
      *   (Steinebach's 5(4), tighter tolerances), all L-stable;
      * - explicit, for non-stiff problems: OT_TSIT5 (Tsitouras's 5(4)),
      *   OT_VERN7 (Verner's 7(6), tight tolerances).
-     * No sensitivities, adjoint, stops, roots or every-step solves yet (the
-     * planner refuses them); OT_LINSOL_DENSE only. */
+     * Scheduled stops (doses, and ot_dose_solve_dense's event tables) as in
+     * every mode; no sensitivities, adjoint, roots or every-step solves yet
+     * (the planner refuses them); OT_LINSOL_DENSE only. */
     OT_ROS23 = 12,
     OT_RODAS4 = 13,
     OT_RODAS5P = 14,

@@ -399,6 +399,11 @@ void ot__dose_wrap(struct ot_ode *w, ot__dose_ctx *c)
     w->np = c->np + c->nslot;
     w->user = c;
     w->rhs = w_rhs;
+    /* The kernel solver's lane-time callbacks would see every row of p and
+     * miss the infusions' rates: the wrapped problem has the one-time
+     * callbacks only (a group needs ot_ode_set_autonomous then). */
+    w->rhs_lanes = NULL;
+    w->jac_lanes = NULL;
     w->rhs_explicit = u->rhs_explicit ? w_rhs_explicit : NULL;
     w->jac = u->jac ? w_jac : NULL;
     w->init = u->init ? w_init : NULL;

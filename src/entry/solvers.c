@@ -73,7 +73,8 @@ static const ot__solver lockstep_cuda = {
 
 /* odetensor's own per-lane methods (src/kernel/, the kernel methods of
  * ot_method): each lane its own steps, in lane groups (plan->block). So far
- * dense outputs at per-lane times and starts, lanes failing alone. */
+ * dense outputs at per-lane times and starts, scheduled stops, lanes
+ * failing alone. */
 static const ot__solver kernel_cpu = {
     .name = "kernel",
     .kernel_methods = 1,
@@ -81,6 +82,7 @@ static const ot__solver kernel_cpu = {
     .bad_inputs_alone = 1,
     .per_lane_times = 1,
     .per_lane_starts = 1,
+    .stops = 1,
     .linsols = OT__LINSOL_BIT(OT_LINSOL_DENSE),
     .working_memory = OT__WORK_PER_THREAD,
     .run = ot__kernel_run,

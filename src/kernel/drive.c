@@ -12,6 +12,7 @@
 #include "core/alloc.h"
 #include "kernel/kernel.h"
 #include "kernel/step.h"
+#include "kit/events.h"
 #include "kit/pool.h"
 #include "kit/progress.h"
 #include "run/unit.h"
@@ -94,6 +95,48 @@ static int store(ot__kgroup *g, int64_t c, double t, const double *ys)
     L->since = 0;
     g->sink->sol->count[L->b] = L->next;
     return OT_OK;
+}
+
+/* Lane L's next scheduled stop that it takes, or INFINITY: a stop past
+ * its last output is not taken, nor one at it when outputs stand before
+ * stops (the run loop's rule, run/loop.c). */
+static double next_stop(const ot__kgroup *g, const ot__klane *L)
+{
+    if (L->knext >= L->nstops)
+        return INFINITY;
+    const double s = L->stops[L->knext];
+    return s < L->t_end || (!g->ode->outputs_before_stops && s == L->t_end) ? s
+                                                                            : INFINITY;
+}
+
+/* Lane c, standing at its next stop: the event handler on its state and
+ * parameters, recorded as an event (kit/events.h, as every mode does);
+ * the lane then starts afresh there (f, J at the new state; no step-size
+ * history across the jump). A failing handler fails the lane alone. */
+static void take_stop(ot__kgroup *g, int64_t c)
+{
+    ot__klane *L = &g->lane[c];
+    char msg[300];
+    const int st =
+        ot__event_take_stop(g->ode, &g->sink->events[L->b], L->t, L->knext,
+                            g->y + c * g->n, g->p + c * g->np, L->b, msg, sizeof msg);
+    L->knext++;
+    if (st != OT_OK) {
+        L->state = OT__KL_FAILED;
+        ot__solution_fail_lane(g->sink->sol, L->b, st, msg);
+        return;
+    }
+    L->fresh = 1;
+    L->hacc = 0;
+    L->rejected = 0;
+}
+
+/* Lane c's stops at its time t, if it stands at them. */
+static void take_stops_here(ot__kgroup *g, int64_t c)
+{
+    ot__klane *L = &g->lane[c];
+    while (L->state == OT__KL_RUN && next_stop(g, L) == L->t)
+        take_stop(g, c);
 }
 
 /* Lane c's state at t0 and its parameters, compact; init's y0 checked. */
@@ -224,6 +267,9 @@ static void start(ot__kgroup *g, int64_t u)
         L->fresh = 1;
         L->h = L->hacc = 0;
         L->erracc = 1;
+        L->stops = pl->stops ? ot__plan_stops(pl, b) : NULL;
+        L->nstops = pl->stops ? ot__plan_nstops(pl, b) : 0;
+        L->knext = 0;
         if (pl->bad && pl->bad[b]) { /* failed already (solve.c), by its inputs */
             L->state = OT__KL_FAILED;
             memset(g->y + c * g->n, 0, (size_t)g->n * sizeof(double));
@@ -235,10 +281,21 @@ static void start(ot__kgroup *g, int64_t u)
             memset(g->y + c * g->n, 0, (size_t)g->n * sizeof(double));
             continue;
         }
+        /* Its record holds its stops' events from the start. */
+        if (L->nstops > 0 && ot__record_reserve(&g->sink->events[b], L->nstops,
+                                                ot__event_width(g->n)) != OT_OK) {
+            lane_fails(g, L, OT_ERR_NOMEM, "cannot allocate the lane's event record");
+            continue;
+        }
+        const int before = g->ode->outputs_before_stops;
+        if (!before)
+            take_stops_here(g, c); /* stops at t0 come before its outputs */
         const double *times = ot__plan_times(pl, b);
-        while (L->next < L->nt && times[L->next] <= L->t)
+        while (L->state == OT__KL_RUN && L->next < L->nt && times[L->next] <= L->t)
             if (store(g, c, L->t, g->y + c * g->n) != OT_OK)
                 break;
+        if (before)
+            take_stops_here(g, c);
         if (L->state == OT__KL_RUN && L->next == L->nt)
             L->state = OT__KL_DONE;
     }
@@ -304,7 +361,11 @@ static void accept(ot__kgroup *g, int64_t c, double t1)
     ot__klane *L = &g->lane[c];
     const int64_t n = g->n;
     const double *times = ot__plan_times(g->pl, L->b);
-    while (L->state == OT__KL_RUN && L->next < L->nt && times[L->next] <= t1) {
+    /* Outputs at a stop taken here follow it, unless they stand before it. */
+    const int at_stop = next_stop(g, L) == t1;
+    const int after = at_stop && !g->ode->outputs_before_stops;
+    while (L->state == OT__KL_RUN && L->next < L->nt &&
+           (times[L->next] < t1 || (times[L->next] == t1 && !after))) {
         const double tout = times[L->next];
         const double *ys = g->y1 + c * n;
         if (tout < t1) {
@@ -334,7 +395,12 @@ static void accept(ot__kgroup *g, int64_t c, double t1)
     L->retries = 0;
     L->t = t1;
     L->st.final_time = t1;
-    if (L->next == L->nt)
+    if (at_stop) {
+        take_stops_here(g, c);
+        while (L->state == OT__KL_RUN && L->next < L->nt && times[L->next] == t1)
+            store(g, c, t1, g->y + c * n);
+    }
+    if (L->state == OT__KL_RUN && L->next == L->nt)
         L->state = OT__KL_DONE;
 }
 
@@ -352,11 +418,12 @@ static void step_group(ot__kgroup *g)
         ot__klane *L = &g->lane[c];
         if (L->state != OT__KL_RUN)
             continue;
-        /* Land on the last output time rather than just short of it. */
-        const double rest = L->t_end - L->t;
+        /* Land on the next stop or the last output time rather than
+         * just short of it. */
+        const double target = fmin(next_stop(g, L), L->t_end), rest = target - L->t;
         if (L->h >= rest * (1 - 1e-12) || L->h > 0.99 * rest) {
             L->h = rest;
-            L->t1 = L->t_end;
+            L->t1 = target;
         } else {
             L->t1 = L->t + L->h;
         }

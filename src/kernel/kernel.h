@@ -36,23 +36,25 @@ enum { OT__KL_RUN = 0, OT__KL_DONE = 1, OT__KL_FAILED = 2 };
 
 /* One lane of a group. */
 typedef struct {
-    int64_t b;     /* the lane in the solve */
-    double t, h;   /* where it stands, and its next step */
-    double t1;     /* where its attempt would take it */
-    double t_end;  /* its last output time */
-    int64_t next;  /* its next output */
-    int64_t nt;    /* its output times */
-    int64_t since; /* steps since its last output */
-    int state;     /* OT__KL_* */
-    int rejected;  /* its last attempt was rejected */
-    int retries;   /* attempts in a row a callback asked to retry */
-    int fresh;     /* f0 (and J, f_t) at (t, y) are to be made */
-    int want;      /* the running call is for it */
-    int rc;        /* this attempt's callback result: 0, 1 retry, -1 stop */
-    int jrc;       /* the Jacobian's difference quotients' result */
-    double errn;   /* this attempt's error norm */
-    double hacc;   /* the last accepted step (0: none yet), for the predictive */
-    double erracc; /* controller, and its error norm (at least 1e-2)^(1/q) */
+    int64_t b;             /* the lane in the solve */
+    double t, h;           /* where it stands, and its next step */
+    double t1;             /* where its attempt would take it */
+    double t_end;          /* its last output time */
+    int64_t next;          /* its next output */
+    int64_t nt;            /* its output times */
+    int64_t since;         /* steps since its last output */
+    const double *stops;   /* its scheduled stops (nstops, increasing), or NULL */
+    int64_t nstops, knext; /* and the next one to take */
+    int state;             /* OT__KL_* */
+    int rejected;          /* its last attempt was rejected */
+    int retries;           /* attempts in a row a callback asked to retry */
+    int fresh;             /* f0 (and J, f_t) at (t, y) are to be made */
+    int want;              /* the running call is for it */
+    int rc;                /* this attempt's callback result: 0, 1 retry, -1 stop */
+    int jrc;               /* the Jacobian's difference quotients' result */
+    double errn;           /* this attempt's error norm */
+    double hacc;           /* the last accepted step (0: none yet), for the predictive */
+    double erracc;         /* controller, and its error norm (at least 1e-2)^(1/q) */
     ot_lane_stats st;
     ot__cb cb; /* the callback rules, per lane */
 } ot__klane;
