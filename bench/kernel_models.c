@@ -2,8 +2,9 @@
  * 1-D Brusselator (N grid points, n = 2N states, diffusion alpha = 0.02,
  * A = 1 and B = 3 with B spread +-10 % over the lanes) at n = 4, 16 and 64;
  * Lotka-Volterra (non-stiff: Adams against Tsit5 and Vern7), its four rates
- * spread +-10 %; and a one-compartment oral PK model (one dose in the gut
- * at t0: the kernel solver has no stops yet), ka and ke spread +-20 %.
+ * spread +-10 %; and a one-compartment oral PK model, ka and ke spread
+ * +-20 %: one dose in the gut at t0, and 8 doses 12 h apart (scheduled
+ * stops with a handler, the same in every mode).
  * Each configuration's time and its worst lane error in tolerance units
  * (|y - ref| / (rtol |ref| + atol)) against a reference 1e4 times tighter
  * (lanes mode, BDF or Adams) on the first nref lanes; configurations run
@@ -28,6 +29,7 @@ typedef struct {
     ot_rhs_fn rhs;
     void (*params)(double *p, int64_t nb, uint64_t *seed);
     void (*y0)(double *y, int n);
+    int nstops; /* doses of 100 into state 0 at 0, 12, 24, ... (stops), or 0 */
 } model;
 
 static double uniform(uint64_t *s) { return (double)(rb_splitmix64(s) >> 11) * 0x1p-53; }
@@ -120,6 +122,21 @@ static void pk_params(double *p, int64_t nb, uint64_t *s)
     }
 }
 
+/* A dose of 100 into the gut at each scheduled stop. */
+static int pk_dose(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p,
+                   void *u)
+{
+    (void)t, (void)root, (void)lane, (void)p, (void)u;
+    ot_view_mut_col_f64(y, 0, 0)[0] += 100.0;
+    return 0;
+}
+
+static void pk_none(double *y, int n)
+{
+    (void)n;
+    y[0] = y[1] = 0.0;
+}
+
 static void pk_y0(double *y, int n)
 {
     (void)n;
@@ -152,7 +169,15 @@ static int solve(const model *m, const config *c, int64_t nb, const double *y0,
     st = st ? st : ot_ode_set_max_steps(ode, 1000000);
     st = st ? st : ot_ode_set_mode(ode, (ot_mode)c->mode);
     st = st ? st : ot_ode_set_threads(ode, c->threads);
-    st = st ? st : ot_solve_dense(ode, yv, pv, tv, out);
+    double stops[16];
+    ot_solve_inputs in = ot_solve_inputs_make(yv, pv, tv);
+    if (!st && m->nstops > 0) {
+        for (int i = 0; i < m->nstops && i < 16; i++)
+            stops[i] = 12.0 * i;
+        st = ot_view_f64(&in.stops, stops, m->nstops < 16 ? m->nstops : 16, 0);
+        st = st ? st : ot_ode_set_event_handler(ode, pk_dose);
+    }
+    st = st ? st : ot_solve_dense_with(ode, &in, out);
     if (st != OT_OK)
         fprintf(stderr, "%s, %s: %s: %s\n", m->name, c->name, ot_status_name(st),
                 ot_last_error());
@@ -273,11 +298,13 @@ int main(int argc, char **argv)
     if (nref > nb)
         nref = nb;
     const model models[] = {
-        {"Brusselator", 4, 1, 0, 10.0, 1e-6, 1e-8, bruss_rhs, bruss_params, bruss_y0},
-        {"Brusselator", 16, 1, 0, 10.0, 1e-6, 1e-8, bruss_rhs, bruss_params, bruss_y0},
-        {"Brusselator", 64, 1, 0, 10.0, 1e-6, 1e-8, bruss_rhs, bruss_params, bruss_y0},
-        {"Lotka-Volterra", 2, 4, 1, 20.0, 1e-6, 1e-8, lv_rhs, lv_params, lv_y0},
-        {"PK oral, one dose", 2, 2, 0, 48.0, 1e-6, 1e-6, pk_rhs, pk_params, pk_y0},
+        {"Brusselator", 4, 1, 0, 10.0, 1e-6, 1e-8, bruss_rhs, bruss_params, bruss_y0, 0},
+        {"Brusselator", 16, 1, 0, 10.0, 1e-6, 1e-8, bruss_rhs, bruss_params, bruss_y0, 0},
+        {"Brusselator", 64, 1, 0, 10.0, 1e-6, 1e-8, bruss_rhs, bruss_params, bruss_y0, 0},
+        {"Lotka-Volterra", 2, 4, 1, 20.0, 1e-6, 1e-8, lv_rhs, lv_params, lv_y0, 0},
+        {"PK oral, one dose", 2, 2, 0, 48.0, 1e-6, 1e-6, pk_rhs, pk_params, pk_y0, 0},
+        {"PK oral, 8 doses 12 h apart", 2, 2, 0, 120.0, 1e-6, 1e-6, pk_rhs, pk_params,
+         pk_none, 8},
     };
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
         if (run_model(&models[i], nb, rounds, nref))

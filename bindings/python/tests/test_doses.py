@@ -159,6 +159,13 @@ def test_solve_doses_meets_the_closed_form_with_f_alag_and_an_infusion(mode):
     check_closed(ot.solve_doses(problem(mode), CSV, params=PARAMS, **DOSING), mode)
 
 
+@pytest.mark.parametrize("method", ["rodas4", "rodas5p"])
+def test_the_kernel_methods_solve_doses_to_the_closed_form(method):
+    """odetensor's own Rosenbrock methods take the same stops and handler."""
+    check_closed(ot.solve_doses(problem("lanes", method=method), CSV, params=PARAMS,
+                                **DOSING), method)
+
+
 @pytest.mark.parametrize("mode", ["lanes", "lockstep"])
 def test_a_compiled_rhs_meets_the_closed_form_too(models, mode):
     r = ot.solve_doses(problem(mode, models["oral_rhs"], threads=2), CSV, params=PARAMS,

@@ -89,6 +89,19 @@ test('solveDoses matches the closed form with F, ALAG, an infusion and a pre-dos
   }
 });
 
+test('the kernel methods (rodas4, rodas5p) solve the same doses to the closed form', () => {
+  for (const method of ['rodas4', 'rodas5p']) {
+    const pr = problem('lanes');
+    const sol = ot.solveDoses({ ...pr, options: { ...pr.options, method } });
+    for (let b = 0; b < 2; b++)
+      tOf[b].forEach((t, j) => {
+        const want = closed(b, t, lane(b));
+        for (let i = 0; i < 2; i++) near(sol.ys.data[(b * 4 + j) * 2 + i], want[i], 1e-7, `${method} lane ${b} t ${t} state ${i}`);
+      });
+    sol.dispose();
+  }
+});
+
 test('records as columns solve the same as the CSV', () => {
   const r = ot.readRecords(CSV);
   const a = ot.solveDoses(problem('lanes'));
