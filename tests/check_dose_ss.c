@@ -4,6 +4,7 @@
  * the record's time: the wrap) and a constant infusion's equilibrium
  * -A^-1 u; in lanes mode and lockstep. */
 #include <math.h>
+#include <string.h>
 
 #include "dose_ref.h"
 
@@ -219,6 +220,40 @@ START_TEST(the_steady_state_is_within_one_tolerance_unit_of_the_series)
 }
 END_TEST
 
+/* A steady state needs forward sensitivities (the Newton map's Jacobian):
+ * a method without them (ARKODE's DP54, the kernel solver's Rodas5P) makes
+ * the solve fail with that reason, never a trough of 0 with status OK (the
+ * failed sensitivity solve once read as "iterate again", and the Newton
+ * loop ran out with its zero start). */
+START_TEST(a_method_without_sensitivities_refuses_a_steady_state)
+{
+    static const char *csv =
+        "ID,TIME,EVID,AMT,CMT,II,SS\n1,0,1,100,1,12,1\n1,6,0,.,1,.,.\n";
+    ot_records *r;
+    ot_dose_plan *pl = plan_csv(csv, 1, &r);
+    const double p[2] = {2, 10}, y0 = 0;
+    for (int v = 0; v < 2; v++) {
+        ot_ode *o = dose_ode(1, 2, pk1_rhs, v ? DOSE_KERNEL : OT_LANES);
+        if (!v)
+            ck_assert_int_eq(ot_ode_set_method(o, OT_ERK_DP54), OT_OK);
+        ot_view vp, vy;
+        ot_view_f64(&vp, p, 2, 1);
+        ot_view_f64(&vy, &y0, 1, 1);
+        ot_dose_model m = ot_dose_model_make();
+        ot_solution *s = NULL;
+        const int st = ot_dose_solve_dense(o, pl, &m, vy, vp, &s);
+        ck_assert_msg(st == OT_ERR_ARG, "%s: %s", ot_status_name(st), ot_last_error());
+        ck_assert_ptr_null(s);
+        ck_assert_msg(strstr(ot_last_error(), "steady states' solve failed") &&
+                          strstr(ot_last_error(), "no forward sensitivities"),
+                      "%s", ot_last_error());
+        ot_ode_free(o);
+    }
+    ot_dose_plan_free(pl);
+    ot_records_free(r);
+}
+END_TEST
+
 Suite *dose_ss_suite(void)
 {
     Suite *s = suite_create("dose_ss");
@@ -229,5 +264,6 @@ Suite *dose_ss_suite(void)
     tcase_add_test(tc, infusions_at_steady_state_include_the_one_still_running);
     tcase_add_test(tc, a_constant_infusion_at_steady_state_is_its_equilibrium);
     tcase_add_test(tc, the_steady_state_is_within_one_tolerance_unit_of_the_series);
+    tcase_add_test(tc, a_method_without_sensitivities_refuses_a_steady_state);
     return s;
 }

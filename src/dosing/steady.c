@@ -104,7 +104,9 @@ static double sens_at(const ot_solution *sol, int64_t j, int64_t i, int64_t b)
 }
 
 /* One Newton iteration over the intervals not done: their solve, then each
- * interval's step, or its fixed point (and dyss/dp). 1: some are left. */
+ * interval's step, or its fixed point (and dyss/dp). 1: some are left, 0:
+ * none, or the status (< 0) of a solve that failed as a whole (a method or
+ * solver without forward sensitivities, no memory). */
 static int newton_step(ot__dose_ctx *c, const struct ot_ode *intervals, interval *iv,
                        int64_t niv, int last, int with_dp, ot__dose_lane *lanes,
                        double *scratch)
@@ -238,7 +240,7 @@ static int newton_step(ot__dose_ctx *c, const struct ot_ode *intervals, interval
     free(t0);
     free(st);
     free(dp);
-    return rc != OT_OK ? -rc - 1 : left;
+    return rc != OT_OK ? rc : left;
 }
 
 int ot__dose_steady(ot__dose_ctx *c, const struct ot_ode *intervals, ot__dose_lane *lanes,
@@ -301,8 +303,8 @@ int ot__dose_steady(ot__dose_ctx *c, const struct ot_ode *intervals, ot__dose_la
     for (int64_t it = 0; rc == OT_OK && it < max_iter; it++) {
         const int left = newton_step(c, intervals, iv, niv, it + 1 == max_iter, with_dp,
                                      lanes, scratch);
-        if (left < 0)
-            rc = -left - 1;
+        if (left < 0) /* a status: -rc - 1 here once made it a "left" */
+            rc = left;
         if (left <= 0)
             break;
     }
