@@ -196,20 +196,6 @@ static double worst_units(const model *m, const ot_solution *sol, const ot_solut
     return w;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(const double *v, int n)
-{
-    double s[16];
-    memcpy(s, v, (size_t)n * sizeof *v);
-    qsort(s, (size_t)n, sizeof *s, by_value);
-    return s[n / 2];
-}
-
 static int run_model(const model *m, int64_t nb, int rounds, int64_t nref)
 {
     uint64_t seed = 0x5eedu;
@@ -270,10 +256,10 @@ static int run_model(const model *m, int64_t nb, int rounds, int64_t nref)
         }
     printf("%s (n = %d), %lld lanes, rtol %g, %d rounds (median)\n", m->name, m->n,
            (long long)nb, m->rtol, rounds);
-    const double lanes1 = median(cs[0].secs, rounds);
+    const double lanes1 = rb_median(cs[0].secs, rounds);
     double best = 0;
     for (int i = 0; i < NC; i++) {
-        const double s = median(cs[i].secs, rounds);
+        const double s = rb_median(cs[i].secs, rounds);
         printf("  %-16s rtol %.0e threads %d: %8.3f s  %6.2fx lanes  %8.3g units\n",
                cs[i].name, m->rtol * cs[i].rtol_scale, cs[i].threads, s, lanes1 / s,
                cs[i].units);

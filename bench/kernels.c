@@ -70,20 +70,6 @@ static double worst_units(const ot_solution *sol, const ot_solution *ref, int64_
     return w;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(const double *v, int n)
-{
-    double s[16];
-    memcpy(s, v, (size_t)n * sizeof *v);
-    qsort(s, (size_t)n, sizeof *s, by_value);
-    return s[n / 2];
-}
-
 int main(int argc, char **argv)
 {
     const int64_t nb = argc > 1 ? atoll(argv[1]) : 10000;
@@ -134,10 +120,10 @@ int main(int argc, char **argv)
         }
     printf("Robertson, %lld lanes, k1 spread %s%g decades, %d rounds (median)\n",
            (long long)nb, spread > 0 ? "" : "+-10 %, ", spread, rounds);
-    const double lanes1 = median(cs[0].secs, rounds);
+    const double lanes1 = rb_median(cs[0].secs, rounds);
     double best = 0, best_units = 0;
     for (int i = 0; i < NC; i++) {
-        const double s = median(cs[i].secs, rounds);
+        const double s = rb_median(cs[i].secs, rounds);
         printf("%-34s rtol %.0e threads %d: %8.3f s  %6.2fx lanes  %8.3g units  %lld "
                "steps\n",
                cs[i].name, cs[i].rtol, cs[i].threads, s, lanes1 / s, cs[i].units,
@@ -152,9 +138,9 @@ int main(int argc, char **argv)
     double lock = 0;
     for (int i = 1; i <= 3; i++)
         if (lock == 0 && cs[i].units <= best_units)
-            lock = median(cs[i].secs, rounds);
+            lock = rb_median(cs[i].secs, rounds);
     if (lock == 0)
-        lock = median(cs[3].secs, rounds);
+        lock = rb_median(cs[3].secs, rounds);
     printf("speedup_vs_lanes=%.2f\n", best > 0 ? lanes1 / best : 0.0);
     printf("speedup_vs_lockstep=%.2f\n", best > 0 ? lock / best : 0.0);
     ot_solution_free(ref);
