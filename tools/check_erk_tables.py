@@ -8,13 +8,13 @@ ends at y1, and measures the orders of y1, the embedded solution and the
 dense output on a nonlinear problem. Prints one line per check; exits
 nonzero on any failure.
 usage: /usr/bin/python3 tools/check_erk_tables.py [FILE.c]"""
-import ast
 import math
 import os
-import re
 import sys
 
 import numpy as np
+
+from c_tables import pad, parse_tables
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "src", "kernel", "erk_tables.c")
@@ -26,25 +26,6 @@ def report(ok, what):
     global failures
     failures += not ok
     print(("PASS " if ok else "FAIL ") + what)
-
-
-def parse_tables(path):
-    text = open(path).read()
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-    tabs = {}
-    for m in re.finditer(r"const\s+ot__erk_table\s+(\w+)\s*=\s*\{", text):
-        depth, i = 1, m.end()
-        while depth:
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            i += 1
-        body = text[m.end():i - 1].replace("{", "[").replace("}", "]")
-        body = re.sub(r"\.(\w+)\s*=", r'"\1":', body)
-        tabs[m.group(1)] = ast.literal_eval("{" + body + "}")
-    return tabs
-
-
-def pad(v, n):
-    return list(v) + [0.0] * (n - len(v))
 
 
 class Table:
@@ -230,7 +211,7 @@ def check(T):
 
 
 def main():
-    tabs = parse_tables(SRC)
+    tabs = parse_tables(SRC, "ot__erk_table")
     report(set(tabs) == {"ot__kernel_tsit5", "ot__kernel_vern7"},
            f"tables found: {', '.join(sorted(tabs))}")
     for raw in tabs.values():

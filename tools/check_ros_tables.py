@@ -4,13 +4,13 @@ committed numbers (not a copy), steps them exactly as src/kernel/tables.h's
 formula says, and checks each method's orders (y1, embedded, err, dense),
 its stiff behaviour and its order conditions. Prints a table; exits nonzero
 on any failure.   usage: /usr/bin/python3 tools/check_ros_tables.py [FILE.c]"""
-import ast
 import math
 import os
-import re
 import sys
 
 import numpy as np
+
+from c_tables import pad, parse_tables
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "src", "kernel", "ros_tables.c")
@@ -20,26 +20,6 @@ TOL = 0.2  # on a measured slope
 # order conditions to ~1e-14), not truncation: a slope stops there.
 FLOOR_GLOBAL = 1e-12
 FLOOR_LOCAL = 1e-13
-
-
-def parse_tables(path):
-    text = open(path).read()
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-    text = re.sub(r"//[^\n]*", "", text)
-    tabs = {}
-    for m in re.finditer(r"const\s+ot__ros_table\s+(\w+)\s*=\s*\{", text):
-        depth, i = 1, m.end()
-        while depth:
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            i += 1
-        body = text[m.end():i - 1].replace("{", "[").replace("}", "]")
-        body = re.sub(r"\.(\w+)\s*=", r'"\1":', body)
-        tabs[m.group(1)] = ast.literal_eval("{" + body + "}")
-    return tabs
-
-
-def pad(v, n):
-    return list(v) + [0.0] * (n - len(v))
 
 
 class Table:
@@ -291,7 +271,7 @@ def order_checks(T):
 
 
 def main():
-    tabs = parse_tables(SRC)
+    tabs = parse_tables(SRC, "ot__ros_table")
     want = ["ot__kernel_rodas4", "ot__kernel_rodas5p", "ot__kernel_ros23"]
     missing = [w for w in want if w not in tabs]
     if missing:
