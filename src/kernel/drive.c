@@ -121,7 +121,7 @@ static void take_stop(ot__kgroup *g, int64_t c)
         ot__event_take_stop(g->ode, &g->sink->events[L->b], L->t, L->knext,
                             g->y + c * g->n, g->p + c * g->np, L->b, msg, sizeof msg);
     L->knext++;
-    if (st != OT_OK) {
+    if (st != OT_OK) { /* msg is the handler's; lane_fails would prefer cb's */
         L->state = OT__KL_FAILED;
         ot__solution_fail_lane(g->sink->sol, L->b, st, msg);
         return;
