@@ -44,7 +44,12 @@ static int call_jac(const ot__kgroup *g, int64_t c0, int64_t m, const double *tv
     const ot_view pv = ot__view_compact(g->p + c0 * np, np, m);
     const ot_device cpu = {OT_CPU, 0};
     ot_view_mut jv;
-    jv.layout = ot__layout_compact(g->jac + c0 * n * n, n, n, m, cpu);
+    double *J = g->jac + c0 * n * n;
+    /* The callback's contract (ode.h): J arrives zeroed, so that a Jacobian
+     * may write its nonzeros alone; the group's storage holds the last
+     * step's. */
+    memset(J, 0, (size_t)(n * n * m) * sizeof *J);
+    jv.layout = ot__layout_compact(J, n, n, m, cpu);
     if (ode->jac_lanes)
         return ode->jac_lanes(times_view(tv + c0, m), yv, pv, jv, ode->user);
     return ode->jac(tv[c0], yv, pv, jv, ode->user);
@@ -147,7 +152,7 @@ void ot__kernel_rhs(ot__kgroup *g, const double *tv, const double *y, double *f,
 }
 
 /* Hairer and Wanner's increment (RODAS): it depends on the value alone. */
-static double increment(double v) { return sqrt(DBL_EPSILON * fmax(1e-5, fabs(v))); }
+static double increment(double v) { return ot_kernel_increment(v); }
 
 void ot__kernel_jac(ot__kgroup *g, const double *f0)
 {
@@ -179,12 +184,9 @@ void ot__kernel_jac(ot__kgroup *g, const double *f0)
                 L->want = 0;
                 continue;
             }
-            const double yj = g->y[c * n + j];
-            const double inv = 1.0 / (g->tmp[c * n + j] - yj); /* the step taken */
-            double *col = g->jac + c * n * n + j * n;
-            const double *fj = g->fs + c * n, *fd = f0 + c * n;
-            for (int64_t i = 0; i < n; i++)
-                col[i] = inv * (fj[i] - fd[i]);
+            /* The step taken, tmp - y, may differ from the increment. */
+            ot_kernel_dq_column(n, g->tmp[c * n + j] - g->y[c * n + j], g->fs + c * n,
+                                f0 + c * n, g->jac + c * n * n + j * n);
         }
         for (int64_t c = 0; c < k; c++)
             g->tmp[c * n + j] = g->y[c * n + j];
@@ -214,9 +216,6 @@ void ot__kernel_ft(ot__kgroup *g, const double *f0)
         ot__klane *L = &g->lane[c];
         if (!L->want || L->rc != 0)
             continue;
-        const double dt = g->tv[c] - L->t;
-        const double inv = 1.0 / dt;
-        for (int64_t i = 0; i < n; i++)
-            g->ft[c * n + i] = inv * (g->fs[c * n + i] - f0[c * n + i]);
+        ot_kernel_dq_column(n, g->tv[c] - L->t, g->fs + c * n, f0 + c * n, g->ft + c * n);
     }
 }
