@@ -9,5 +9,6 @@
 #include "odetensor/ode.h"
 #include "odetensor/solution.h"
 #include "odetensor/dosing.h"
+#include "odetensor/kernel.h"
 
 #endif /* ODETENSOR_H */

@@ -4,6 +4,8 @@
  * mode and device. A new solver is its own folder plus one row here; see
  * ARCHITECTURE.md, "Adding a solver". */
 #include "core/error.h"
+#include "ode/ode_impl.h"
+#include "odetensor/kernel.h"
 #include "cuda/backend.h"
 #include "kernel/kernel.h"
 #include "kit/integ.h"
@@ -88,11 +90,42 @@ static const ot__solver kernel_cpu = {
     .run = ot__kernel_run,
 };
 
-static const ot__solver *const rows[] = {&lanes, &lockstep_cpu, &lockstep_cuda,
-                                         &kernel_cpu};
+/* The kernel methods with a compiled model (ot_ode_set_kernel_model): the
+ * lane loop of odetensor/kernel_model.inc, one lane a pool unit on the
+ * CPU, or one a CUDA thread (the model built by nvcc; no CUDA backend
+ * needed in the library, the model's build holds the kernel). So far dense
+ * outputs at per-lane times and starts, the out function, lanes failing
+ * alone; host inputs and outputs. */
+static const ot__solver kernel_model_cpu = {
+    .name = "kernel_model",
+    .kernel_methods = 1,
+    .bad_inputs_alone = 1,
+    .per_lane_times = 1,
+    .per_lane_starts = 1,
+    .linsols = OT__LINSOL_BIT(OT_LINSOL_DENSE),
+    .working_memory = OT__WORK_PER_THREAD,
+    .run = ot__kmodel_run,
+};
+
+static const ot__solver kernel_model_cuda = {
+    .name = "kernel_model_cuda",
+    .kernel_methods = 1,
+    .bad_inputs_alone = 1,
+    .per_lane_times = 1,
+    .per_lane_starts = 1,
+    .linsols = OT__LINSOL_BIT(OT_LINSOL_DENSE),
+    .working_memory = OT__WORK_PER_LANE,
+    .run = ot__kmodel_run_cuda,
+};
+
+static const ot__solver *const rows[] = {
+    &lanes,      &lockstep_cpu,     &lockstep_cuda,
+    &kernel_cpu, &kernel_model_cpu, &kernel_model_cuda};
 
 const ot__solver *ot__solver_for(const ot_ode *ode)
 {
+    if (ot__method(ode->method)->kernel && ode->kmodel)
+        return ode->device.type == OT_CUDA ? &kernel_model_cuda : &kernel_model_cpu;
     if (ot__method(ode->method)->kernel)
         return &kernel_cpu;
     if (ode->device.type == OT_CUDA)
@@ -103,17 +136,24 @@ const ot__solver *ot__solver_for(const ot_ode *ode)
 int ot__solver_check(const ot_ode *ode)
 {
     const ot__method_info *m = ot__method(ode->method);
-    if (m->kernel && ode->device.type == OT_CUDA)
+    if (m->kernel && ode->device.type == OT_CUDA && ode->kmodel == NULL)
         return ot__fail(OT_ERR_ARG,
-                        "device: %s runs on the CPU; the kernel methods have no CUDA "
-                        "build yet (ot_ode_set_device)",
+                        "device: %s runs on CUDA only with a compiled model "
+                        "(ot_ode_set_kernel_model, odetensor/kernel_model.inc built by "
+                        "nvcc); with callbacks it runs on the CPU (ot_ode_set_device)",
                         m->name);
+    if (m->kernel && ode->device.type == OT_CUDA && ode->kmodel->cuda == NULL)
+        return ot__fail(OT_ERR_ARG,
+                        "device: CUDA, but compiled model %s was built without nvcc (its "
+                        "kernel_model.inc compiled as C has no CUDA kernel); build it "
+                        "with nvcc, or solve on the CPU (ot_ode_set_device)",
+                        ode->kmodel->name);
     if (m->kernel && ode->mode != OT_LANES)
         return ot__fail(OT_ERR_ARG,
                         "mode: %s runs in OT_LANES mode, each lane its own steps (lane "
                         "groups: ot_ode_set_lane_group), not in OT_LOCKSTEP",
                         m->name);
-    if (ode->device.type == OT_CUDA && ode->mode != OT_LOCKSTEP)
+    if (!m->kernel && ode->device.type == OT_CUDA && ode->mode != OT_LOCKSTEP)
         return ot__fail(OT_ERR_ARG, "device: CUDA solves run in OT_LOCKSTEP mode "
                                     "(ot_ode_set_mode)");
     return OT_OK;

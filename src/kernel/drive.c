@@ -19,42 +19,18 @@
 #include "solution/output.h"
 #include "tensor/tensor_impl.h"
 
-/* Step-size control: h_new = h min(FAC_MAX, max(FAC_MIN, SAFETY
- * errn^(-1/q))), q the order of the error estimate; no growth right after
- * a rejection. A callback that asks for a smaller step quarters it, at most
- * RETRY_LIMIT times in a row. */
-#define SAFETY 0.9
-#define FAC_MIN 0.2
-#define FAC_MAX 6.0
-#define RETRY_LIMIT 50
+/* Step-size control: odetensor/kernel.h's rules (OT_KERNEL_SAFETY ...), the
+ * same for a compiled model's lane loop. */
 
 double ot__kernel_err_norm(const ot__kgroup *g, int64_t c)
 {
     const ot_ode *ode = g->ode;
     const int64_t n = g->n;
-    const double *y = g->y + c * n, *y1 = g->y1 + c * n, *err = g->err + c * n;
-    double s = 0;
-    for (int64_t i = 0; i < n; i++) {
-        const double atol = ode->atol_vec ? ode->atol_vec[i] : ode->atol;
-        const double sc = atol + ode->rtol * fmax(fabs(y[i]), fabs(y1[i]));
-        const double r = err[i] / sc;
-        s += r * r;
-    }
-    return sqrt(s / (double)n);
+    return ot_kernel_err_norm(n, g->y + c * n, g->y1 + c * n, g->err + c * n, ode->rtol,
+                              ode->atol, ode->atol_vec);
 }
 
-/* The exponent of the error estimate's leading term, err = O(h^q): the
- * lower of the two solutions' orders plus one. For the explicit pairs the
- * embedded solution is one order below y1; the Rosenbrock tables say
- * theirs (ros23 advances order 2 with an order-3 estimate). */
-static int err_order(const ot__kgroup *g)
-{
-    if (g->ros)
-        return (g->ros->order < g->ros->embedded_order ? g->ros->order
-                                                       : g->ros->embedded_order) +
-               1;
-    return g->erk->order;
-}
+static int err_order(const ot__kgroup *g) { return ot_kernel_err_order(g->ros, g->erk); }
 
 static int method_order(const ot__kgroup *g)
 {
@@ -127,8 +103,7 @@ static void take_stop(ot__kgroup *g, int64_t c)
         return;
     }
     L->fresh = 1;
-    L->hacc = 0;
-    L->rejected = 0;
+    ot_kernel_ctrl_start(&L->ctl, L->ctl.h); /* no history across the jump */
 }
 
 /* Lane c's stops at its time t, if it stands at them. */
@@ -142,27 +117,8 @@ static void take_stops_here(ot__kgroup *g, int64_t c)
 /* Lane c's state at t0 and its parameters, compact; init's y0 checked. */
 static int lane_inputs(ot__kgroup *g, int64_t c)
 {
-    const ot__plan *pl = g->pl;
     ot__klane *L = &g->lane[c];
-    const int64_t n = g->n, np = g->np;
-    if (np > 0)
-        memcpy(g->p + c * np, ot_view_lane(pl->p, L->b), (size_t)np * sizeof(double));
-    double *y = g->y + c * n;
-    if (pl->has_y0) {
-        memcpy(y, ot_view_lane(pl->y0, L->b), (size_t)n * sizeof *y);
-        return OT_OK;
-    }
-    const ot__cb_lane_state was = ot__cb_lane_at(L->b);
-    const int rc = g->ode->init(ot__view_compact(g->p + c * np, np, 1),
-                                ot__view_mut_compact(y, n, 1), g->ode->user);
-    ot__cb_lane_restore(was);
-    if (rc != 0) {
-        ot__cb_note(&L->cb, -1, "init returned %d", rc);
-        return OT_ERR_CALLBACK;
-    }
-    if (ot__cb_finite(&L->cb, "init", "y0", y, n, 1, L->b, NAN, OT__CB_FINAL) != 0)
-        return OT_ERR_CALLBACK;
-    return OT_OK;
+    return ot__kernel_lane_inputs(g->pl, &L->cb, L->b, g->p + c * g->np, g->y + c * g->n);
 }
 
 /* Hairer and Wanner's starting step (Solving ODEs I, II.4) for the lanes
@@ -193,23 +149,11 @@ static void first_steps(ot__kgroup *g, double *f0)
             lane_fails(g, L, OT_ERR_CALLBACK, "rhs failed at t0");
             continue;
         }
-        const double *y = g->y + c * n, *f = f0 + c * n;
-        double d0 = 0, d1 = 0;
-        for (int64_t i = 0; i < n; i++) {
-            const double sc =
-                (ode->atol_vec ? ode->atol_vec[i] : ode->atol) + ode->rtol * fabs(y[i]);
-            d0 += (y[i] / sc) * (y[i] / sc);
-            d1 += (f[i] / sc) * (f[i] / sc);
-        }
-        d0 = sqrt(d0 / (double)n);
-        d1 = sqrt(d1 / (double)n);
-        double h = d0 < 1e-5 || d1 < 1e-5 ? 1e-6 : 0.01 * d0 / d1;
-        h = fmin(h, L->t_end - L->t);
-        L->h = h;
-        double *a = g->arg + c * n;
-        for (int64_t i = 0; i < n; i++)
-            a[i] = y[i] + h * f[i];
-        g->tv[c] = L->t + h;
+        double d1;
+        L->ctl.h =
+            ot_kernel_h0_probe(n, g->y + c * n, f0 + c * n, ode->rtol, ode->atol,
+                               ode->atol_vec, L->t_end - L->t, g->arg + c * n, &d1);
+        g->tv[c] = L->t + L->ctl.h;
         L->errn = d1; /* kept for the second half */
     }
     for (int64_t c = 0; c < g->k; c++)
@@ -219,27 +163,11 @@ static void first_steps(ot__kgroup *g, double *f0)
         ot__klane *L = &g->lane[c];
         if (L->state != OT__KL_RUN)
             continue;
-        double h = L->h;
-        if (L->rc == 0) {
-            const double *y = g->y + c * n, *f = f0 + c * n, *f1 = g->fs + c * n;
-            double d2 = 0;
-            for (int64_t i = 0; i < n; i++) {
-                const double sc = (ode->atol_vec ? ode->atol_vec[i] : ode->atol) +
-                                  ode->rtol * fabs(y[i]);
-                const double r = (f1[i] - f[i]) / sc;
-                d2 += r * r;
-            }
-            d2 = sqrt(d2 / (double)n) / h;
-            const double dm = fmax(L->errn, d2);
-            const double h1 =
-                dm <= 1e-15 ? fmax(1e-6, h * 1e-3) : pow(0.01 / dm, 1.0 / q);
-            h = fmin(100 * h, h1);
-        }
         /* A failed probe says nothing of the lane: the first attempt's
          * own control takes it from the Euler step's size. */
-        L->h = fmin(h, L->t_end - L->t);
-        if (ode->hmax > 0)
-            L->h = fmin(L->h, ode->hmax);
+        L->ctl.h = ot_kernel_h0_finish(
+            n, g->y + c * n, f0 + c * n, L->rc == 0 ? g->fs + c * n : NULL, ode->rtol,
+            ode->atol, ode->atol_vec, L->ctl.h, L->errn, q, L->t_end - L->t, ode->hmax);
     }
 }
 
@@ -263,10 +191,8 @@ static void start(ot__kgroup *g, int64_t u)
         L->t_end = ot__plan_times(pl, b)[L->nt - 1];
         L->next = L->since = 0;
         L->state = OT__KL_RUN;
-        L->rejected = L->retries = 0;
         L->fresh = 1;
-        L->h = L->hacc = 0;
-        L->erracc = 1;
+        ot_kernel_ctrl_start(&L->ctl, 0);
         L->stops = pl->stops ? ot__plan_stops(pl, b) : NULL;
         L->nstops = pl->stops ? ot__plan_nstops(pl, b) : 0;
         L->knext = 0;
@@ -303,7 +229,7 @@ static void start(ot__kgroup *g, int64_t u)
     for (int64_t c = 0; c < g->k; c++)
         if (g->lane[c].state == OT__KL_RUN) {
             if (g->ode->h0 > 0)
-                g->lane[c].h = fmin(g->ode->h0, g->lane[c].t_end - g->lane[c].t);
+                g->lane[c].ctl.h = fmin(g->ode->h0, g->lane[c].t_end - g->lane[c].t);
             else
                 any_h0 = 1;
         }
@@ -317,42 +243,21 @@ static void start(ot__kgroup *g, int64_t u)
     }
 }
 
-/* The next step's h from this attempt's error norm. After an accepted
- * Rosenbrock step, Gustafsson's predictive controller as in Hairer and
- * Wanner's RODAS also bounds the growth by the error's trend over the last
- * two steps: the plain rule lets a stiff problem's error creep up over long
- * steps where the estimate stays just below 1 (HIRES at rtol 1e-4 drifted
- * to 171 tolerance units on Rodas5P without it). */
-static double next_h(const ot__kgroup *g, ot__klane *L, int accepted)
+/* Lane L fails for why (OT_KERNEL_LANE_*), in the words a compiled
+ * model's lane gets too. */
+static void lane_gives_up(ot__kgroup *g, ot__klane *L, int why)
 {
-    const double e = L->errn, q = err_order(g);
-    const double r = e > 0 ? pow(e, -1.0 / q) : INFINITY; /* one pow a step */
-    double fac = fmin(FAC_MAX, fmax(FAC_MIN, SAFETY * r));
-    if (accepted && g->ros) {
-        /* erracc^(1/q) is kept rather than erracc: (erracc / e^2)^(1/q) =
-         * erracc^(1/q) r^2. */
-        if (L->hacc > 0 && e > 0) {
-            const double gus = SAFETY * (L->h / L->hacc) * L->erracc * r * r;
-            fac = fmin(fac, fmin(FAC_MAX, fmax(FAC_MIN, gus)));
-        }
-        L->hacc = L->h;
-        L->erracc = e >= 1e-2 ? 1.0 / r : pow(1e-2, 1.0 / q);
-    }
-    if (accepted && L->rejected)
-        fac = fmin(fac, 1.0);
-    if (!accepted)
-        fac = fmin(fac, 1.0);
-    double h = L->h * fac;
-    if (g->ode->hmax > 0)
-        h = fmin(h, g->ode->hmax);
-    return h;
+    char msg[300];
+    const int st = ot__kernel_fail_message(g->ode, g->ros ? g->ros->name : g->erk->name,
+                                           why, L->t, L->ctl.h, msg, sizeof msg);
+    lane_fails(g, L, st, msg);
 }
 
 /* Whether lane c accepts its attempt, and whether an output falls in it. */
 static int wants_dense(const ot__kgroup *g, const ot__klane *L)
 {
     const double *times = ot__plan_times(g->pl, L->b);
-    return L->next < L->nt && times[L->next] < L->t + L->h;
+    return L->next < L->nt && times[L->next] < L->t + L->ctl.h;
 }
 
 /* An accepted step of lane c: outputs inside it, then its new state. */
@@ -369,7 +274,7 @@ static void accept(ot__kgroup *g, int64_t c, double t1)
         const double tout = times[L->next];
         const double *ys = g->y1 + c * n;
         if (tout < t1) {
-            const double theta = (tout - L->t) / L->h;
+            const double theta = (tout - L->t) / L->ctl.h;
             if (g->ros)
                 ot__kernel_ros_dense(g, c, theta, g->dense);
             else
@@ -390,9 +295,7 @@ static void accept(ot__kgroup *g, int64_t c, double t1)
     }
     L->st.steps++;
     L->since++;
-    L->h = next_h(g, L, 1);
-    L->rejected = 0;
-    L->retries = 0;
+    ot_kernel_accepted(&L->ctl, L->errn, err_order(g), g->ros != NULL, g->ode->hmax);
     L->t = t1;
     L->st.final_time = t1;
     if (at_stop) {
@@ -402,12 +305,6 @@ static void accept(ot__kgroup *g, int64_t c, double t1)
     }
     if (L->state == OT__KL_RUN && L->next == L->nt)
         L->state = OT__KL_DONE;
-}
-
-/* The gap between doubles at t: a step must be 4 of them at least. */
-static int too_small(double t, double h)
-{
-    return !(h >= 4 * (nextafter(fabs(t), INFINITY) - fabs(t)));
 }
 
 /* One attempt of every running lane, then each lane's verdict. */
@@ -420,13 +317,7 @@ static void step_group(ot__kgroup *g)
             continue;
         /* Land on the next stop or the last output time rather than
          * just short of it. */
-        const double target = fmin(next_stop(g, L), L->t_end), rest = target - L->t;
-        if (L->h >= rest * (1 - 1e-12) || L->h > 0.99 * rest) {
-            L->h = rest;
-            L->t1 = target;
-        } else {
-            L->t1 = L->t + L->h;
-        }
+        L->t1 = ot_kernel_clip(L->t, &L->ctl.h, fmin(next_stop(g, L), L->t_end));
     }
     if (g->ros)
         ot__kernel_ros_attempt(g);
@@ -449,50 +340,20 @@ static void step_group(ot__kgroup *g)
         ot__klane *L = &g->lane[c];
         if (L->state != OT__KL_RUN)
             continue;
-        if (L->rc < 0) {
-            lane_fails(g, L, OT_ERR_CALLBACK, "a callback failed");
-            continue;
-        }
-        if (L->rc > 0) {
-            if (++L->retries > RETRY_LIMIT) {
-                char msg[200];
-                snprintf(msg, sizeof msg,
-                         "%d attempts in a row at t = %.17g failed in a callback or a "
-                         "singular matrix",
-                         RETRY_LIMIT, L->t);
-                lane_fails(g, L, OT_ERR_SOLVER, msg);
-                continue;
-            }
-            L->h *= 0.25;
-            L->rejected = 1;
-        } else if (L->errn <= 1) {
+        L->st.err_test_fails += L->rc == 0 && L->errn > 1;
+        const int v = ot_kernel_judge(&L->ctl, L->rc, L->errn, err_order(g),
+                                      g->ros != NULL, ode->hmax, L->t);
+        if (v == OT_KERNEL_ACCEPT)
             accept(g, c, L->t1);
-            continue;
-        } else {
-            L->st.err_test_fails++;
-            L->h = next_h(g, L, 0);
-            L->rejected = 1;
-        }
-        if (too_small(L->t, L->h)) {
-            char msg[240];
-            snprintf(msg, sizeof msg,
-                     "step size %.3g at t = %.17g is below the time resolution (4 gaps "
-                     "between doubles there): the method cannot meet the tolerances "
-                     "(a singularity, or a problem too stiff for %s)",
-                     L->h, L->t, g->ros ? g->ros->name : g->erk->name);
-            lane_fails(g, L, OT_ERR_SOLVER, msg);
-        }
+        else if (v == OT_KERNEL_LANE_CALLBACK)
+            lane_fails(g, L, OT_ERR_CALLBACK, "a callback failed");
+        else if (v != OT_KERNEL_RETRY && v != OT_KERNEL_REJECT)
+            lane_gives_up(g, L, v);
     }
     for (int64_t c = 0; c < g->k; c++) {
         ot__klane *L = &g->lane[c];
-        if (L->state == OT__KL_RUN && L->since >= ode->max_steps) {
-            char msg[200];
-            snprintf(msg, sizeof msg,
-                     "max_steps: %lld steps from the last output without reaching the "
-                     "next, at t = %.17g (ot_ode_set_max_steps)",
-                     (long long)ode->max_steps, L->t);
-            lane_fails(g, L, OT_ERR_SOLVER, msg);
-        }
+        if (L->state == OT__KL_RUN && L->since >= ode->max_steps)
+            lane_gives_up(g, L, OT_KERNEL_LANE_MAX_STEPS);
     }
 }
 

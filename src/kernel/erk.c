@@ -13,19 +13,11 @@ static void stage_arg(ot__kgroup *g, int i)
     const int64_t n = g->n, nk = g->n * g->cap;
     for (int64_t c = 0; c < g->k; c++) {
         const ot__klane *L = &g->lane[c];
-        g->tv[c] = L->t + m->c[i] * L->h;
+        g->tv[c] = L->t + m->c[i] * L->ctl.h;
         if (!L->want)
             continue;
-        double *a = g->arg + c * n;
-        /* h sum a_ij k_j, then y added: the sum in the stage's own order,
-         * as y1's below, so that an FSAL stage's argument is y1 exactly. */
-        memset(a, 0, (size_t)n * sizeof *a);
-        for (int j = 0; j < i; j++)
-            if (m->a[i][j] != 0)
-                ot__kernel_axpy(a, m->a[i][j], g->kst + j * nk + c * n, n);
-        const double *y = g->y + c * n;
-        for (int64_t e = 0; e < n; e++)
-            a[e] = y[e] + L->h * a[e];
+        ot_kernel_erk_arg(m, i, n, nk, L->ctl.h, g->y + c * n, g->kst + c * n,
+                          g->arg + c * n);
     }
 }
 
@@ -68,24 +60,8 @@ void ot__kernel_erk_attempt(ot__kgroup *g)
         ot__klane *L = &g->lane[c];
         if (!L->want)
             continue;
-        double *y1 = g->y1 + c * n, *err = g->err + c * n;
-        const double *y = g->y + c * n;
-        if (m->fsal) {
-            memcpy(y1, g->arg + c * n, (size_t)n * sizeof *y1);
-        } else {
-            memset(y1, 0, (size_t)n * sizeof *y1);
-            for (int i = 0; i < m->stages; i++)
-                if (m->b[i] != 0)
-                    ot__kernel_axpy(y1, m->b[i], g->kst + i * nk + c * n, n);
-            for (int64_t e = 0; e < n; e++)
-                y1[e] = y[e] + L->h * y1[e];
-        }
-        memset(err, 0, (size_t)n * sizeof *err);
-        for (int i = 0; i < m->stages; i++)
-            if (m->e[i] != 0)
-                ot__kernel_axpy(err, m->e[i], g->kst + i * nk + c * n, n);
-        for (int64_t e = 0; e < n; e++)
-            err[e] *= L->h;
+        ot_kernel_erk_end(m, n, nk, L->ctl.h, g->y + c * n, g->kst + c * n,
+                          g->arg + c * n, g->y1 + c * n, g->err + c * n);
         L->errn = ot__kernel_err_norm(g, c);
     }
 }
@@ -97,21 +73,7 @@ void ot__kernel_erk_dense_stages(ot__kgroup *g)
 
 void ot__kernel_erk_dense(const ot__kgroup *g, int64_t c, double theta, double *out)
 {
-    const ot__erk_table *m = g->erk;
-    const int64_t n = g->n, nk = g->n * g->cap;
-    double bt[OT__ERK_MAX_STAGES];
-    for (int i = 0; i < m->dense_stages; i++) {
-        double s = 0;
-        for (int r = m->dense_degree; r >= 1; r--)
-            s = (s + m->bt[i][r - 1]) * theta;
-        bt[i] = s;
-    }
-    const double h = g->lane[c].h;
-    const double *y = g->y + c * n;
-    for (int64_t e = 0; e < n; e++) {
-        double s = 0;
-        for (int i = 0; i < m->dense_stages; i++)
-            s += bt[i] * g->kst[i * nk + c * n + e];
-        out[e] = y[e] + h * s;
-    }
+    const int64_t n = g->n;
+    ot_kernel_erk_dense(g->erk, n, n * g->cap, g->lane[c].ctl.h, theta, g->y + c * n,
+                        g->kst + c * n, out);
 }

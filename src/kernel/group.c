@@ -1,8 +1,12 @@
 /* A kernel thread's lane group: its storage, made once per thread. */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/alloc.h"
 #include "kernel/kernel.h"
+#include "tensor/tensor_impl.h"
 
 static size_t doubles(int64_t count)
 {
@@ -72,4 +76,50 @@ void ot__kgroup_free(ot__kgroup *g)
     OT__FREE_ALL(g->y, g->y1, g->err, g->arg, g->f0, g->ft, g->fs, g->tmp, g->kst, g->jac,
                  g->lu, g->piv, g->p, g->tv, g->dense, g->lane);
     free(g);
+}
+
+int ot__kernel_lane_inputs(const ot__plan *pl, ot__cb *cb, int64_t b, double *p,
+                           double *y)
+{
+    const int64_t n = pl->n, np = pl->np;
+    if (np > 0)
+        memcpy(p, ot_view_lane(pl->p, b), (size_t)np * sizeof(double));
+    if (pl->has_y0) {
+        memcpy(y, ot_view_lane(pl->y0, b), (size_t)n * sizeof *y);
+        return OT_OK;
+    }
+    const ot__cb_lane_state was = ot__cb_lane_at(b);
+    const int rc = pl->ode->init(ot__view_compact(p, np, 1),
+                                 ot__view_mut_compact(y, n, 1), pl->ode->user);
+    ot__cb_lane_restore(was);
+    if (rc != 0) {
+        ot__cb_note(cb, -1, "init returned %d", rc);
+        return OT_ERR_CALLBACK;
+    }
+    if (ot__cb_finite(cb, "init", "y0", y, n, 1, b, NAN, OT__CB_FINAL) != 0)
+        return OT_ERR_CALLBACK;
+    return OT_OK;
+}
+
+int ot__kernel_fail_message(const ot_ode *ode, const char *method, int why, double t,
+                            double h, char *msg, size_t len)
+{
+    if (why == OT_KERNEL_LANE_RETRIES)
+        snprintf(msg, len,
+                 "%d attempts in a row at t = %.17g failed in a callback or a singular "
+                 "matrix",
+                 OT_KERNEL_RETRY_LIMIT, t);
+    else if (why == OT_KERNEL_LANE_SMALL)
+        snprintf(msg, len,
+                 "step size %.3g at t = %.17g is below the time resolution (4 gaps "
+                 "between doubles there): the method cannot meet the tolerances (a "
+                 "singularity, or a problem too stiff for %s)",
+                 h, t, method);
+    else
+        snprintf(
+            msg, len,
+            "max_steps: %lld steps from the last output without reaching the next, at "
+            "t = %.17g (ot_ode_set_max_steps)",
+            (long long)ode->max_steps, t);
+    return OT_ERR_SOLVER;
 }

@@ -29,6 +29,18 @@ extern "C" {
  * solution) or OT_ERR_NOMEM (a thread's group could not be allocated). */
 int ot__kernel_run(const ot__plan *plan, const ot__sink *sink);
 
+/* A compiled model's solve (model.c, odetensor/kernel.h): its lanes one a
+ * CPU thread at a time, or all on the CUDA device. Returns as
+ * ot__kernel_run; OT_ERR_NO_CUDA when the device cannot run them. */
+int ot__kmodel_run(const ot__plan *plan, const ot__sink *sink);
+int ot__kmodel_run_cuda(const ot__plan *plan, const ot__sink *sink);
+
+/* Lane b's parameters (np) and state at t0 (n: y0's column, or init on p,
+ * checked by cb's rules) into p and y, compact. @return OT_OK or
+ * OT_ERR_CALLBACK (init failed: cb's message). */
+int ot__kernel_lane_inputs(const ot__plan *plan, ot__cb *cb, int64_t b, double *p,
+                           double *y);
+
 /* The lane group when the problem sets none and its callbacks serve one. */
 #define OT__KERNEL_GROUP 8
 
@@ -37,7 +49,8 @@ enum { OT__KL_RUN = 0, OT__KL_DONE = 1, OT__KL_FAILED = 2 };
 /* One lane of a group. */
 typedef struct {
     int64_t b;             /* the lane in the solve */
-    double t, h;           /* where it stands, and its next step */
+    double t;              /* where it stands */
+    ot_kernel_ctrl ctl;    /* its step (ctl.h, the next) and its step control */
     double t1;             /* where its attempt would take it */
     double t_end;          /* its last output time */
     int64_t next;          /* its next output */
@@ -46,15 +59,11 @@ typedef struct {
     const double *stops;   /* its scheduled stops (nstops, increasing), or NULL */
     int64_t nstops, knext; /* and the next one to take */
     int state;             /* OT__KL_* */
-    int rejected;          /* its last attempt was rejected */
-    int retries;           /* attempts in a row a callback asked to retry */
     int fresh;             /* f0 (and J, f_t) at (t, y) are to be made */
     int want;              /* the running call is for it */
     int rc;                /* this attempt's callback result: 0, 1 retry, -1 stop */
     int jrc;               /* the Jacobian's difference quotients' result */
     double errn;           /* this attempt's error norm */
-    double hacc;           /* the last accepted step (0: none yet), for the predictive */
-    double erracc;         /* controller, and its error norm (at least 1e-2)^(1/q) */
     ot_lane_stats st;
     ot__cb cb; /* the callback rules, per lane */
 } ot__klane;
@@ -84,6 +93,12 @@ typedef struct {
  * @return OT_OK or OT_ERR_NOMEM. */
 int ot__kgroup_new(ot__kgroup **out, const ot__plan *pl, const ot__sink *sink);
 void ot__kgroup_free(ot__kgroup *g);
+
+/* Why a lane failed, as a message into msg, for a lane that ended with
+ * OT_KERNEL_LANE_RETRIES, _SMALL or _MAX_STEPS at t with step h (the lane
+ * groups' and the compiled models' words alike). @return OT_ERR_SOLVER. */
+int ot__kernel_fail_message(const ot_ode *ode, const char *method, int why, double t,
+                            double h, char *msg, size_t len);
 
 /* Which of a lane's counters a call adds to. */
 enum { OT__KC_RHS = 0, OT__KC_JAC = 1 };

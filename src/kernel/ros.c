@@ -44,13 +44,8 @@ OT__KINLINE void factor(ot__kgroup *g, const int64_t n)
         ot__klane *L = &g->lane[c];
         if (!L->want)
             continue;
-        const double *J = g->jac + c * n * n;
         double *W = g->lu + c * n * n;
-        const double dg = 1.0 / (L->h * g->ros->gamma);
-        for (int64_t e = 0; e < n * n; e++)
-            W[e] = -J[e];
-        for (int64_t i = 0; i < n; i++)
-            W[i * n + i] += dg;
+        ot_kernel_ros_w(n, L->ctl.h, g->ros->gamma, g->jac + c * n * n, W);
         L->st.lin_setups++;
         if (ot__lu_factor(W, (sunindextype)n, g->piv + c * n) != 0) {
             L->rc = 1;
@@ -75,21 +70,12 @@ OT__KINLINE void attempt(ot__kgroup *g, const int64_t n)
         double *ki = g->kst + i * nk;
         const double *fi = g->f0;
         if (i > 0) {
-            /* The stage's argument y + sum_j a_ij k_j, one pass per value
-             * (the same sums, in the same order, as axpy after axpy). */
             for (int64_t c = 0; c < g->k; c++) {
                 const ot__klane *L = &g->lane[c];
-                g->tv[c] = L->t + m->alpha[i] * L->h;
-                if (!L->want)
-                    continue;
-                const double *y = g->y + c * n, *k0 = g->kst + c * n;
-                double *a = g->arg + c * n;
-                for (int64_t e = 0; e < n; e++) {
-                    double v = y[e];
-                    for (int j = 0; j < i; j++)
-                        v += m->a[i][j] * k0[j * nk + e];
-                    a[e] = v;
-                }
+                g->tv[c] = L->t + m->alpha[i] * L->ctl.h;
+                if (L->want)
+                    ot_kernel_ros_arg(m, i, n, nk, g->y + c * n, g->kst + c * n,
+                                      g->arg + c * n);
             }
             ot__kernel_rhs(g, g->tv, g->arg, g->fs, OT__KC_RHS);
             ot__kernel_drop_failed(g, 0);
@@ -99,34 +85,17 @@ OT__KINLINE void attempt(ot__kgroup *g, const int64_t n)
             const ot__klane *L = &g->lane[c];
             if (!L->want)
                 continue;
-            /* f + sum_j (c_ij / h) k_j + h d_i f_t, with 1 / h once. */
-            const double rh = 1.0 / L->h, hd = L->h * m->d[i];
-            const double *f = fi + c * n, *ft = g->ft + c * n, *k0 = g->kst + c * n;
-            double *kc = ki + c * n;
-            for (int64_t e = 0; e < n; e++) {
-                double v = f[e];
-                for (int j = 0; j < i; j++)
-                    v += m->c[i][j] * rh * k0[j * nk + e];
-                kc[e] = m->d[i] != 0 ? v + hd * ft[e] : v;
-            }
-            ot__lu_solve(g->lu + c * n * n, (sunindextype)n, g->piv + c * n, kc);
+            ot_kernel_ros_side(m, i, n, nk, L->ctl.h, fi + c * n, g->ft + c * n,
+                               g->kst + c * n);
+            ot__lu_solve(g->lu + c * n * n, (sunindextype)n, g->piv + c * n, ki + c * n);
         }
     }
     for (int64_t c = 0; c < g->k; c++) {
         ot__klane *L = &g->lane[c];
         if (!L->want)
             continue;
-        const double *y = g->y + c * n, *k0 = g->kst + c * n;
-        double *y1 = g->y1 + c * n, *err = g->err + c * n;
-        for (int64_t e = 0; e < n; e++) {
-            double v = y[e], r = 0;
-            for (int i = 0; i < m->stages; i++) {
-                v += m->m[i] * k0[i * nk + e];
-                r += m->e[i] * k0[i * nk + e];
-            }
-            y1[e] = v;
-            err[e] = r;
-        }
+        ot_kernel_ros_end(m, n, nk, g->y + c * n, g->kst + c * n, g->y1 + c * n,
+                          g->err + c * n);
         L->errn = ot__kernel_err_norm(g, c);
     }
 }
@@ -166,17 +135,7 @@ void ot__kernel_ros_attempt(ot__kgroup *g)
 
 void ot__kernel_ros_dense(const ot__kgroup *g, int64_t c, double theta, double *out)
 {
-    const ot__ros_table *m = g->ros;
-    const int64_t n = g->n, nk = g->n * g->cap;
-    const double *y0 = g->y + c * n, *y1 = g->y1 + c * n;
-    for (int64_t e = 0; e < n; e++) {
-        double d = 0;
-        for (int r = m->ndense - 1; r >= 0; r--) {
-            double dr = 0;
-            for (int i = 0; i < m->stages; i++)
-                dr += m->dense[r][i] * g->kst[i * nk + c * n + e];
-            d = d * theta + dr;
-        }
-        out[e] = (1 - theta) * y0[e] + theta * (y1[e] + (1 - theta) * d);
-    }
+    const int64_t n = g->n;
+    ot_kernel_ros_dense(g->ros, n, n * g->cap, theta, g->y + c * n, g->y1 + c * n,
+                        g->kst + c * n, out);
 }

@@ -6,6 +6,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "ode/ode_impl.h"
+#include "odetensor/kernel.h"
 
 int ot_ode_new(ot_ode **out, int64_t nstates, int64_t nparams, ot_rhs_fn rhs, void *user)
 {
@@ -438,5 +439,28 @@ int ot_ode_set_device(ot_ode *ode, ot_device device)
                         "id >= 0",
                         (int)device.type, (int)device.id);
     ode->device = device;
+    return OT_OK;
+}
+
+int ot_ode_set_kernel_model(ot_ode *ode, const ot_kernel_model *model)
+{
+    NEED_ODE("ot_ode_set_kernel_model");
+    if (model != NULL && model->abi != OT_KERNEL_ABI)
+        return ot__fail(
+            OT_ERR_VERSION,
+            "ot_ode_set_kernel_model: model %s was built against kernel ABI %d; "
+            "this library has %d (rebuild the model with this odetensor)",
+            model->name ? model->name : "(unnamed)", model->abi, OT_KERNEL_ABI);
+    if (model != NULL && (model->n != ode->n || model->np != ode->np))
+        return ot__fail(OT_ERR_SHAPE,
+                        "ot_ode_set_kernel_model: model %s has n = %lld, np = %lld; the "
+                        "problem has n = %lld, np = %lld",
+                        model->name ? model->name : "(unnamed)", (long long)model->n,
+                        (long long)model->np, (long long)ode->n, (long long)ode->np);
+    if (model != NULL && model->host == NULL)
+        return ot__fail(OT_ERR_ARG,
+                        "ot_ode_set_kernel_model: model %s has no host solver",
+                        model->name ? model->name : "(unnamed)");
+    ode->kmodel = model;
     return OT_OK;
 }

@@ -7,7 +7,7 @@
 
 /* sizeof(struct ot_ode) on 64-bit targets; ode_info.c checks it so that a
  * new field is not forgotten in the options fingerprint. */
-#define OT__ODE_STRUCT_SIZE 376
+#define OT__ODE_STRUCT_SIZE 384
 
 /* The default step limit: per output interval in dense and sensitivity
  * solves, in all for every-step solves (ot_solve). CVODE's own 500 stops
@@ -61,6 +61,9 @@ struct ot_ode {
     ot_rhs_lanes_fn rhs_lanes; /* per-lane times (kernel lane groups), or NULL */
     ot_jac_lanes_fn jac_lanes;
     int64_t lane_group; /* the kernel methods' lane group (0: chosen) */
+    /* A compiled model the kernel methods run instead of the callbacks
+     * (ot_ode_set_kernel_model; not owned), or NULL. */
+    const struct ot_kernel_model *kmodel;
 };
 
 /* Whether any root records events (OT_EVENT_RECORD or OT_EVENT_HANDLE). */

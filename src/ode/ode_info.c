@@ -62,7 +62,8 @@ static uint64_t fingerprint(const struct ot_ode *o)
                             o->autonomous,
                             o->rhs_lanes != NULL,
                             o->jac_lanes != NULL,
-                            o->lane_group};
+                            o->lane_group,
+                            o->kmodel != NULL};
     const double dbl[] = {o->rtol,      o->atol,      o->t0,       o->h0,      o->hmax,
                           o->sens_rtol, o->sens_atol, o->adj_rtol, o->adj_atol};
     uint64_t h = fnv(UINT64_C(0xcbf29ce484222325), ints, sizeof ints);
