@@ -484,7 +484,7 @@ uninstall:
 	rm -rf $(DESTDIR)$(LIBDIR)/cmake/odetensor $(DESTDIR)$(DOCDIR)
 
 FORMAT_FILES = $(wildcard include/*.h include/odetensor/*.h src/*/*.c src/*/*.h tests/*.c examples/*.c examples/*.h \
-                          src/cuda/*.cu tests/cuda/* examples/cuda/* \
+                          src/cuda/*.cu tests/cuda/* examples/cuda/* bench/*.cu \
                           bench/*.c bench/wasm/*.c tests/fuzz/*.c tests/fuzz/*.h tests/inject/*.c \
                           bench/robertson.h bench/robertson_ot.h bindings/wasm/src/*.c bindings/wasm/src/*.h bindings/wasm/test/*.c \
                           include/odetensor_mpi.h tests/mpi/*.c \

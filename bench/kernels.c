@@ -16,6 +16,28 @@
 
 #include <odetensor.h>
 
+/* The same Robertson compiled into the kernel methods (rb_model). */
+static inline int rb_km_rhs(double t, const double *y, const double *p, double *f)
+{
+    (void)t;
+    rb_rhs(y, p, f);
+    return 0;
+}
+
+static inline int rb_km_jac(double t, const double *y, const double *p, double *J)
+{
+    (void)t;
+    rb_jac(y, p, J);
+    return 0;
+}
+
+#define OT_KM_NAME rb
+#define OT_KM_N 3
+#define OT_KM_NP 3
+#define OT_KM_RHS rb_km_rhs
+#define OT_KM_JAC rb_km_jac
+#include <odetensor/kernel_model.inc>
+
 typedef struct {
     const char *name;
     int method, mode, threads, group;
@@ -23,6 +45,7 @@ typedef struct {
     double secs[16];
     double units;
     long long steps;
+    const ot_kernel_model *model; /* compiled, or NULL: the callbacks */
 } config;
 
 static int solve(const config *c, int64_t nb, const double *k, const double *t,
@@ -44,6 +67,7 @@ static int solve(const config *c, int64_t nb, const double *k, const double *t,
     st = st ? st : ot_ode_set_max_steps(ode, 100000);
     st = st ? st : ot_ode_set_mode(ode, (ot_mode)c->mode);
     st = st ? st : ot_ode_set_threads(ode, c->threads);
+    st = st ? st : ot_ode_set_kernel_model(ode, c->model);
     st = st ? st : ot_solve_dense(ode, yv, pv, tv, out);
     if (st != OT_OK)
         fprintf(stderr, "%s: %s: %s\n", c->name, ot_status_name(st), ot_last_error());
@@ -90,20 +114,68 @@ int main(int argc, char **argv)
     }
     rb_times(t);
     config cs[] = {
-        {"lanes BDF", OT_BDF, OT_LANES, 1, 0, 1e-6, {0}, 0, 0},
-        {"lockstep BDF", OT_BDF, OT_LOCKSTEP, 1, 0, 1e-6, {0}, 0, 0},
-        {"lockstep BDF", OT_BDF, OT_LOCKSTEP, 1, 0, 1e-7, {0}, 0, 0},
-        {"lockstep BDF", OT_BDF, OT_LOCKSTEP, 1, 0, 1e-8, {0}, 0, 0},
-        {"kernel Rodas4, a lane at a time", OT_RODAS4, OT_LANES, 1, 1, 1e-6, {0}, 0, 0},
-        {"kernel Rodas4, groups of 8", OT_RODAS4, OT_LANES, 1, 8, 1e-6, {0}, 0, 0},
-        {"kernel Rodas5P, groups of 8", OT_RODAS5P, OT_LANES, 1, 8, 1e-6, {0}, 0, 0},
-        {"kernel Ros23, groups of 8", OT_ROS23, OT_LANES, 1, 8, 1e-6, {0}, 0, 0},
-        {"lanes BDF", OT_BDF, OT_LANES, 2, 0, 1e-6, {0}, 0, 0},
-        {"lockstep BDF", OT_BDF, OT_LOCKSTEP, 2, 0, 1e-8, {0}, 0, 0},
-        {"kernel Rodas4, groups of 8", OT_RODAS4, OT_LANES, 2, 8, 1e-6, {0}, 0, 0},
+        {"lanes BDF", OT_BDF, OT_LANES, 1, 0, 1e-6, {0}, 0, 0, NULL},
+        {"lockstep BDF", OT_BDF, OT_LOCKSTEP, 1, 0, 1e-6, {0}, 0, 0, NULL},
+        {"lockstep BDF", OT_BDF, OT_LOCKSTEP, 1, 0, 1e-7, {0}, 0, 0, NULL},
+        {"lockstep BDF", OT_BDF, OT_LOCKSTEP, 1, 0, 1e-8, {0}, 0, 0, NULL},
+        {"kernel Rodas4, a lane at a time",
+         OT_RODAS4,
+         OT_LANES,
+         1,
+         1,
+         1e-6,
+         {0},
+         0,
+         0,
+         NULL},
+        {"kernel Rodas4, groups of 8", OT_RODAS4, OT_LANES, 1, 8, 1e-6, {0}, 0, 0, NULL},
+        {"kernel Rodas5P, groups of 8",
+         OT_RODAS5P,
+         OT_LANES,
+         1,
+         8,
+         1e-6,
+         {0},
+         0,
+         0,
+         NULL},
+        {"kernel Ros23, groups of 8", OT_ROS23, OT_LANES, 1, 8, 1e-6, {0}, 0, 0, NULL},
+        {"kernel Rodas4, compiled",
+         OT_RODAS4,
+         OT_LANES,
+         1,
+         0,
+         1e-6,
+         {0},
+         0,
+         0,
+         &rb_model},
+        {"kernel Rodas5P, compiled",
+         OT_RODAS5P,
+         OT_LANES,
+         1,
+         0,
+         1e-6,
+         {0},
+         0,
+         0,
+         &rb_model},
+        {"lanes BDF", OT_BDF, OT_LANES, 2, 0, 1e-6, {0}, 0, 0, NULL},
+        {"lockstep BDF", OT_BDF, OT_LOCKSTEP, 2, 0, 1e-8, {0}, 0, 0, NULL},
+        {"kernel Rodas4, groups of 8", OT_RODAS4, OT_LANES, 2, 8, 1e-6, {0}, 0, 0, NULL},
+        {"kernel Rodas4, compiled",
+         OT_RODAS4,
+         OT_LANES,
+         2,
+         0,
+         1e-6,
+         {0},
+         0,
+         0,
+         &rb_model},
     };
     enum { NC = sizeof cs / sizeof cs[0] };
-    config refc = {"reference", OT_BDF, OT_LANES, 0, 0, 1e-10, {0}, 0, 0};
+    config refc = {"reference", OT_BDF, OT_LANES, 0, 0, 1e-10, {0}, 0, 0, NULL};
     ot_solution *ref = NULL;
     if (solve(&refc, nref, k, t, &ref))
         return 1;

@@ -30,7 +30,21 @@ CUDA_KERNELS := $(CB)/obj/examples/cuda/robertson_kernels.o
 .PHONY: cuda test-cuda gpu-check
 
 cuda: $(CB)/libodetensor.a $(CB)/tests/check_cuda $(CB)/examples/robertson_gpu \
-      $(CB)/bench/gpu_robertson
+      $(CB)/bench/gpu_robertson $(CB)/examples/kernel_robertson $(CB)/bench/gpu_kernels
+
+# A compiled model (odetensor/kernel_model.inc) built by nvcc needs no CUDA
+# backend in the library: this example links the plain one and the runtime.
+$(CB)/obj/examples/kernel_robertson.o: examples/cuda/kernel_robertson.cu $(STATIC)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -MMD -MP -c $< -o $@
+$(CB)/obj/bench/gpu_kernels.o: bench/gpu_kernels.cu $(STATIC)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -MMD -MP -c $< -o $@
+
+$(CB)/examples/kernel_robertson $(CB)/bench/gpu_kernels: $(CB)/%: $(CB)/obj/%.o $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CXX) -o $@ $< $(STATIC) $(LDLIBS_CORE) -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt \
+	    -static-libstdc++ -static-libgcc
 
 $(CUDA_STAMP): | $(SUN_SRC_STAMP)
 	@sh scripts/deps.sh cuda
@@ -45,7 +59,8 @@ $(CB)/obj/%.o: %.cu | $(CUDA_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -MMD -MP -c $< -o $@
 
-$(CB)/obj/tests/cuda/check_cuda.o: CHECK_OBJ_FLAGS = $(CHECK_CFLAGS) -Wno-pedantic
+$(CB)/obj/tests/cuda/check_cuda.o $(CB)/obj/tests/cuda/check_cuda_kernel.o: \
+    CHECK_OBJ_FLAGS = $(CHECK_CFLAGS) -Wno-pedantic
 
 $(CB)/libodetensor.a: $(CUDA_OBJ)
 	@mkdir -p $(dir $@)
@@ -53,6 +68,7 @@ $(CB)/libodetensor.a: $(CUDA_OBJ)
 	ar rcs $@ $^
 
 $(CB)/tests/check_cuda: $(CB)/obj/tests/cuda/check_cuda.o $(CB)/obj/tests/cuda/models.o \
+                        $(CB)/obj/tests/cuda/check_cuda_kernel.o $(CB)/obj/tests/cuda/kmodels.o \
                         $(CUDA_KERNELS) $(CB)/libodetensor.a
 	@mkdir -p $(dir $@)
 	$(CXX) -o $@ $(filter %.o,$^) $(CB)/libodetensor.a $(CUDA_CHECK_LIBS) $(CUDA_LDLIBS)
@@ -79,6 +95,7 @@ else ifeq ($(SANITIZE),1)
 else
 	@$(MAKE) --no-print-directory cuda
 	$(CB)/tests/check_cuda
+	$(CB)/examples/kernel_robertson 2000
 endif
 
 gpu-check:

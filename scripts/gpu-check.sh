@@ -1,8 +1,10 @@
 #!/bin/sh
 # The GPU check: on a machine with an NVIDIA GPU, runs the CUDA tests, the
-# GPU example and the GPU benchmark, and prints a summary with the GPU's
-# lanes/s and the GPU / CPU ratio. Each step is capped (tests 180 s, example
-# 90 s, benchmark 120 s: under 7 minutes in all, with the summary). Builds
+# GPU example and the GPU benchmark, then the kernel methods' compiled-model
+# example and benchmark (bench/gpu_kernels.cu), and prints a summary with the
+# GPU's lanes/s and the GPU / CPU ratios. Each step is capped (tests 180 s,
+# examples 90 s, benchmarks 120 s: under 11 minutes in all; the steps
+# usually take far less). Builds
 # them first (make cuda) unless build/cuda holds all three, e.g. built on
 # another machine and copied over. Output also lands in $LOG_DIR (default
 # build/gpu-check). Exit status 0 only when every step passed and, on a
@@ -15,7 +17,8 @@ mkdir -p "$log"
 cuda_lib=$(dirname "$(command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)")/../lib64
 export LD_LIBRARY_PATH="$cuda_lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if [ ! -x "$cb/tests/check_cuda" ] || [ ! -x "$cb/bench/gpu_robertson" ] ||
-    [ ! -x "$cb/examples/robertson_gpu" ]; then
+    [ ! -x "$cb/examples/robertson_gpu" ] || [ ! -x "$cb/examples/kernel_robertson" ] ||
+    [ ! -x "$cb/bench/gpu_kernels" ]; then
     make cuda >"$log/build.log" 2>&1 || { tail -20 "$log/build.log"; exit 1; }
 fi
 have_gpu=0
@@ -45,9 +48,14 @@ step tests "${TESTS_CAP:-180}" "$cb/tests/check_cuda"
 step example "${EXAMPLE_CAP:-90}" "$cb/examples/robertson_gpu" 100000
 step bench "${BENCH_CAP:-120}" "$cb/bench/gpu_robertson" "${GPU_LANES:-1000000}" \
     "${CPU_LANES:-65536}"
+# The kernel methods, a compiled model one lane a CUDA thread (issue 27).
+step kernel_example "${EXAMPLE_CAP:-90}" "$cb/examples/kernel_robertson" 100000
+step kernel_bench "${BENCH_CAP:-120}" "$cb/bench/gpu_kernels" "${GPU_LANES:-1000000}" \
+    "${CPU_LANES:-65536}"
 echo "== summary"
-grep -h -E "^cuda: |skipped|lanes/s|GPU / CPU|own LU|bytes per lane|tolerance units|Robertson on CUDA" \
-    "$log/tests.log" "$log/example.log" "$log/bench.log"
+grep -h -E "^cuda: |skipped|lanes/s|GPU / CPU|own LU|bytes per lane|tolerance units|Robertson on CUDA|kernel_robertson|speedup_gpu" \
+    "$log/tests.log" "$log/example.log" "$log/bench.log" "$log/kernel_example.log" \
+    "$log/kernel_bench.log"
 gpu=$(sed -n 's/^| CUDA lockstep, own block LU | [0-9]* | [0-9.]* | \([0-9]*\) |$/\1/p' "$log/bench.log")
 ratio=$(sed -n 's/^GPU \/ CPU throughput: \([0-9.]*\)x.*/\1/p' "$log/bench.log")
 echo "GPU lanes/s: ${gpu:-(none)}; GPU / CPU: ${ratio:-(none)}x"

@@ -289,7 +289,7 @@ OT_HD double ot_kernel_next_h(ot_kernel_ctrl *s, double e, int q, int ros, int a
  * doubles there. */
 OT_HD int ot_kernel_too_small(double t, double h)
 {
-    return !(h >= 4 * (nextafter(fabs(t), INFINITY) - fabs(t)));
+    return !(h >= 4 * (nextafter(fabs(t), HUGE_VAL) - fabs(t)));
 }
 
 /* An attempt's verdict, past the lane-failure codes (OT_KERNEL_LANE_*). */

@@ -9,6 +9,7 @@
 
 #include "../../examples/cuda/robertson_kernels.h"
 #include "../suites.h"
+#include "check_cuda_kernel.h"
 #include "models.h"
 
 /* Private test hooks (src/core/test_hooks.h): cuBLAS or the own LU kernel. */
@@ -384,6 +385,7 @@ int main(void)
         tcase_add_test(tc, steps_end_at_roots);
         tcase_add_test(tc, device_callbacks_are_checked_like_host_ones);
     }
+    skipped += ot_cuda_kernel_tests(tc, count > 0);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     /* CUDA does not survive fork() once initialised (the device count above
