@@ -46,6 +46,7 @@ int main(void)
     srunner_add_suite(sr, stop_outputs_suite());
     srunner_add_suite(sr, kernel_suite());
     srunner_add_suite(sr, kernel_model_suite());
+    srunner_add_suite(sr, kernel_events_suite());
     srunner_run_all(sr, CK_NORMAL);
     const int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

@@ -1,7 +1,9 @@
 /* Issue 22, item 5: a lane gets the same events in lanes mode and in
  * lockstep, for every action, with per-lane output times, a root at an
- * output time, a root at t0 and scheduled stops. Each case is solved in
- * both modes (_i: 0 lanes, 1 lockstep) against its analytic event list. */
+ * output time, a root at t0 and scheduled stops; and (issue 27) in the
+ * kernel solver, whose roots are its own (kernel/roots.c). Each case is
+ * solved in every mode (_i % NMODES: lanes, lockstep, the kernel's Rodas5P
+ * and Vern7) against its analytic event list. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,12 +60,22 @@ static int handler(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut 
     return 0;
 }
 
-static ot_ode *ramp_ode(int lockstep, ot_root_fn root, int action)
+enum { NMODES = 4 };
+
+/* Mode m of NMODES: lanes mode (BDF), lockstep, the kernel's Rodas5P, its
+ * Vern7 (whose dense output has stages of its own). */
+static void set_mode(ot_ode *ode, int m)
+{
+    static const ot_method methods[NMODES] = {OT_BDF, OT_BDF, OT_RODAS5P, OT_VERN7};
+    ck_assert_status(ot_ode_set_mode(ode, m == 1 ? OT_LOCKSTEP : OT_LANES), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_method(ode, methods[m]), OT_OK, NULL);
+}
+
+static ot_ode *ramp_ode(int mode, ot_root_fn root, int action)
 {
     ot_ode *ode = NULL;
     ck_assert_status(ot_ode_new(&ode, 1, 1, ramp_rhs, NULL), OT_OK, NULL);
-    ck_assert_status(ot_ode_set_mode(ode, lockstep ? OT_LOCKSTEP : OT_LANES), OT_OK,
-                     NULL);
+    set_mode(ode, mode);
     ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
     ck_assert_status(ot_ode_set_atol(ode, 1e-12), OT_OK, NULL);
     ck_assert_status(ot_ode_set_event_handler(ode, handler), OT_OK, NULL);
@@ -97,10 +109,10 @@ static void assert_events(const ot_solution *s, int64_t b, int64_t count,
  * handler and make a STOP root its lane_root. */
 START_TEST(a_lane_has_no_events_past_its_own_last_output)
 {
-    const int lockstep = _i & 1, action = _i >> 1;
+    const int mode = _i % NMODES, action = _i / NMODES;
     const double nan = NAN;
     double t[4] = {0, 1, 0, 3}, y0 = 0, p[2] = {0, 0};
-    ot_ode *ode = ramp_ode(lockstep, at_two, action);
+    ot_ode *ode = ramp_ode(mode, at_two, action);
     ot_solution *s = NULL;
     ck_assert_status(
         ot_solve_dense(ode, st_vec(&y0, 1), st_mat(p, 1, 2), st_mat(t, 2, 2), &s), OT_OK,
@@ -144,9 +156,10 @@ END_TEST
  * after it. Loop: the mode, then record or handle. */
 START_TEST(a_root_at_an_output_time_is_taken_once)
 {
-    const int lockstep = _i & 1, action = _i >> 1 ? OT_EVENT_HANDLE : OT_EVENT_RECORD;
+    const int mode = _i % NMODES,
+              action = _i / NMODES ? OT_EVENT_HANDLE : OT_EVENT_RECORD;
     double t[3] = {0, 1, 2}, y0[3] = {0, 0.5, 1}, p = 0;
-    ot_ode *ode = ramp_ode(lockstep, at_one, action);
+    ot_ode *ode = ramp_ode(mode, at_one, action);
     ck_assert_status(ot_ode_set_max_events(ode, 1000000), OT_OK, NULL);
     ot_solution *s = NULL;
     ck_assert_status(
@@ -172,9 +185,9 @@ END_TEST
  * the mode, then the action. */
 START_TEST(a_root_at_t0_is_no_event_in_either_mode)
 {
-    const int lockstep = _i & 1, action = _i >> 1;
+    const int mode = _i % NMODES, action = _i / NMODES;
     double t[2] = {0, 1.9}, y0[2] = {0, -0.5}, p = 0;
-    ot_ode *ode = ramp_ode(lockstep, state_itself, action);
+    ot_ode *ode = ramp_ode(mode, state_itself, action);
     ot_solution *s = NULL;
     ck_assert_status(
         ot_solve_dense(ode, st_mat(y0, 1, 2), st_vec(&p, 1), st_vec(t, 2), &s), OT_OK,
@@ -203,11 +216,11 @@ END_TEST
  * before t. */
 START_TEST(stops_give_the_same_events_in_both_modes)
 {
-    const int lockstep = _i;
+    const int mode = _i;
     const double nan = NAN;
     double t[12] = {0, 1, 2, nan, nan, nan, 0, 1, 2, 3, 4, 6};
     double stops[6] = {0, 1.5, 5, 0.5, 3, 5}, y0 = 0, p[2] = {1, 1};
-    ot_ode *ode = ramp_ode(lockstep, NULL, 0);
+    ot_ode *ode = ramp_ode(mode, NULL, 0);
     ot_solve_inputs in =
         ot_solve_inputs_make(st_vec(&y0, 1), st_mat(p, 1, 2), st_mat(t, 6, 2));
     in.stops = st_mat(stops, 3, 2);
@@ -263,7 +276,7 @@ START_TEST(bouncing_balls_bounce_only_within_their_own_times)
     }
     ot_ode *ode = NULL;
     ck_assert_status(ot_ode_new(&ode, 2, 1, st_ball_rhs, NULL), OT_OK, NULL);
-    ck_assert_status(ot_ode_set_mode(ode, _i ? OT_LOCKSTEP : OT_LANES), OT_OK, NULL);
+    set_mode(ode, _i);
     ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
     ck_assert_status(ot_ode_set_atol(ode, 1e-12), OT_OK, NULL);
     ck_assert_status(ot_ode_set_roots(ode, 1, state_itself), OT_OK, NULL);
@@ -294,10 +307,10 @@ Suite *mode_events_suite(void)
 {
     Suite *s = suite_create("mode_events");
     TCase *tc = ot_test_tcase(s, "same events in both modes", 60);
-    tcase_add_loop_test(tc, a_lane_has_no_events_past_its_own_last_output, 0, 6);
-    tcase_add_loop_test(tc, a_root_at_an_output_time_is_taken_once, 0, 4);
-    tcase_add_loop_test(tc, a_root_at_t0_is_no_event_in_either_mode, 0, 6);
-    tcase_add_loop_test(tc, stops_give_the_same_events_in_both_modes, 0, 2);
-    tcase_add_loop_test(tc, bouncing_balls_bounce_only_within_their_own_times, 0, 2);
+    tcase_add_loop_test(tc, a_lane_has_no_events_past_its_own_last_output, 0, 3 * NMODES);
+    tcase_add_loop_test(tc, a_root_at_an_output_time_is_taken_once, 0, 2 * NMODES);
+    tcase_add_loop_test(tc, a_root_at_t0_is_no_event_in_either_mode, 0, 3 * NMODES);
+    tcase_add_loop_test(tc, stops_give_the_same_events_in_both_modes, 0, NMODES);
+    tcase_add_loop_test(tc, bouncing_balls_bounce_only_within_their_own_times, 0, NMODES);
     return s;
 }

@@ -45,6 +45,7 @@ Suite *dose_grad_suite(void);
 Suite *stop_outputs_suite(void);
 Suite *kernel_suite(void);
 Suite *kernel_model_suite(void);
+Suite *kernel_events_suite(void);
 
 /* A test case named name in s, each test limited to timeout seconds. */
 static inline TCase *ot_test_tcase(Suite *s, const char *name, double timeout)

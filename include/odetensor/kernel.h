@@ -602,11 +602,13 @@ typedef struct ot_kernel_model {
  * is not copied: it must outlive the problem's solves (a static object, as
  * kernel_model.inc defines). With ot_ode_set_device(OT_CUDA) the lanes run
  * one a CUDA thread (the model built by nvcc); else one a CPU thread at a
- * time, bit for bit the lane groups' results with the same rhs. Outputs,
- * roots, scheduled stops and sensitivities are refused with the model (its
- * lane loop has none yet). @return OT_OK, OT_ERR_ARG (ode NULL),
- * OT_ERR_VERSION (built against another OT_KERNEL_ABI) or OT_ERR_SHAPE
- * (its n or np is not the problem's). */
+ * time, bit for bit the lane groups' results with the same rhs. The out
+ * function and init run on the host as for the callbacks; roots, scheduled
+ * stops and sensitivities are refused with a model (its lane loop has none
+ * yet: solve those through the callbacks, in lane groups); inputs and
+ * outputs are host memory (the CUDA run copies them). @return OT_OK, OT_ERR_ARG (ode
+ * NULL), OT_ERR_VERSION (built against another OT_KERNEL_ABI) or OT_ERR_SHAPE (its n or
+ * np is not the problem's). */
 OT_API int ot_ode_set_kernel_model(ot_ode *ode, const ot_kernel_model *model);
 
 #ifdef __cplusplus

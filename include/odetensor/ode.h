@@ -166,9 +166,12 @@ typedef enum ot_method {
      *   (Steinebach's 5(4), tighter tolerances), all L-stable;
      * - explicit, for non-stiff problems: OT_TSIT5 (Tsitouras's 5(4)),
      *   OT_VERN7 (Verner's 7(6), tight tolerances).
-     * Scheduled stops (doses, and ot_dose_solve_dense's event tables) as in
-     * every mode; no sensitivities, adjoint, roots or every-step solves yet
-     * (the planner refuses them); OT_LINSOL_DENSE only. */
+     * Scheduled stops (doses, and ot_dose_solve_dense's event tables) and
+     * roots with directions and every event action as in every mode (roots
+     * located on the dense output); no sensitivities, adjoint or
+     * every-step solves yet (the planner refuses them); OT_LINSOL_DENSE
+     * only. A model compiled into them (odetensor/kernel.h) also runs one
+     * lane a CUDA thread. */
     OT_ROS23 = 12,
     OT_RODAS4 = 13,
     OT_RODAS5P = 14,

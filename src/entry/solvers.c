@@ -74,9 +74,10 @@ static const ot__solver lockstep_cuda = {
 };
 
 /* odetensor's own per-lane methods (src/kernel/, the kernel methods of
- * ot_method): each lane its own steps, in lane groups (plan->block). So far
- * dense outputs at per-lane times and starts, scheduled stops, lanes
- * failing alone. */
+ * ot_method): each lane its own steps, in lane groups (plan->block). Dense
+ * outputs at per-lane times and starts, scheduled stops, roots with
+ * directions and every event action (kernel/roots.c), lanes failing
+ * alone; no sensitivities or every-step solves yet. */
 static const ot__solver kernel_cpu = {
     .name = "kernel",
     .kernel_methods = 1,
@@ -85,6 +86,8 @@ static const ot__solver kernel_cpu = {
     .per_lane_times = 1,
     .per_lane_starts = 1,
     .stops = 1,
+    .roots = 1,
+    .recorded_events = 1,
     .linsols = OT__LINSOL_BIT(OT_LINSOL_DENSE),
     .working_memory = OT__WORK_PER_THREAD,
     .run = ot__kernel_run,

@@ -104,6 +104,8 @@ static void take_stop(ot__kgroup *g, int64_t c)
     }
     L->fresh = 1;
     ot_kernel_ctrl_start(&L->ctl, L->ctl.h); /* no history across the jump */
+    if (g->ode->nroots > 0 && ot__kernel_roots_restart(g, c) != 0)
+        lane_fails(g, L, OT_ERR_CALLBACK, "root failed");
 }
 
 /* Lane c's stops at its time t, if it stands at them. */
@@ -224,6 +226,10 @@ static void start(ot__kgroup *g, int64_t u)
             take_stops_here(g, c);
         if (L->state == OT__KL_RUN && L->next == L->nt)
             L->state = OT__KL_DONE;
+        /* Its roots' reference at its start (a stop there already set it). */
+        if (L->state == OT__KL_RUN && g->ode->nroots > 0 && L->knext == 0 &&
+            ot__kernel_roots_restart(g, c) != 0)
+            lane_fails(g, L, OT_ERR_CALLBACK, "root failed");
     }
     int any_h0 = 0;
     for (int64_t c = 0; c < g->k; c++)
@@ -253,27 +259,126 @@ static void lane_gives_up(ot__kgroup *g, ot__klane *L, int why)
     lane_fails(g, L, st, msg);
 }
 
-/* Whether lane c accepts its attempt, and whether an output falls in it. */
+/* Whether lane c's attempt needs its dense output: an output falls in it,
+ * or roots are searched along it. */
 static int wants_dense(const ot__kgroup *g, const ot__klane *L)
 {
     const double *times = ot__plan_times(g->pl, L->b);
-    return L->next < L->nt && times[L->next] < L->t + L->ctl.h;
+    return g->ode->nroots > 0 || (L->next < L->nt && times[L->next] < L->t + L->ctl.h);
 }
 
-/* An accepted step of lane c: outputs inside it, then its new state. */
+/* A first step for lane c, restarting at its time after a handled event:
+ * Hairer and Wanner's estimate for the lane alone (two rhs calls), as
+ * CVODE estimates one after its restart. The step the lane had could take
+ * both signs of the next crossing at once (a ball's rise and fall in one
+ * step of a method exact for its parabola), and no sign change at the
+ * ends shows it. */
+static void restart_step(ot__kgroup *g, int64_t c)
+{
+    ot__klane *L = &g->lane[c];
+    const ot_ode *ode = g->ode;
+    const int64_t n = g->n;
+    const double span = fmin(next_stop(g, L), L->t_end) - L->t;
+    if (ode->h0 > 0) {
+        L->ctl.h = fmin(ode->h0, span);
+        return;
+    }
+    for (int64_t k = 0; k < g->k; k++) /* this lane's calls alone */
+        g->lane[k].want = 0;
+    L->want = 1;
+    g->tv[c] = L->t;
+    ot__kernel_rhs(g, g->tv, g->y, g->ft, OT__KC_RHS);
+    if (L->rc != 0) {
+        lane_fails(g, L, OT_ERR_CALLBACK, "rhs failed at the restart");
+        return;
+    }
+    double d1;
+    const double *y = g->y + c * n, *f = g->ft + c * n;
+    const double h = ot_kernel_h0_probe(n, y, f, ode->rtol, ode->atol, ode->atol_vec,
+                                        span, g->arg + c * n, &d1);
+    g->tv[c] = L->t + h;
+    ot__kernel_rhs(g, g->tv, g->arg, g->fs, OT__KC_RHS);
+    L->ctl.h = ot_kernel_h0_finish(n, y, f, L->rc == 0 ? g->fs + c * n : NULL, ode->rtol,
+                                   ode->atol, ode->atol_vec, h, d1, method_order(g) + 1,
+                                   span, ode->hmax);
+    L->rc = 0;
+    L->want = 0;
+}
+
+/* Lane c at an event of its roots at its time t (its state in g->y, its
+ * roots in g->rootsfound), as the run loop takes one (run/take.c): a
+ * stopping root ends the lane there, its lane_root and its event recorded,
+ * with its outputs at t; else the events are recorded around the handler's
+ * calls, the outputs at t show the state after them, and the lane starts
+ * afresh there. */
+static void take_event(ot__kgroup *g, int64_t c)
+{
+    ot__klane *L = &g->lane[c];
+    const ot_ode *ode = g->ode;
+    ot_solution *sol = g->sink->sol;
+    double *y = g->y + c * g->n;
+    const double *times = ot__plan_times(g->pl, L->b);
+    char msg[300];
+    const int stop = ot__event_stop_root(ode, g->rootsfound);
+    int st = OT_OK;
+    if (stop >= 0) {
+        sol->root_index[L->b] = stop;
+        sol->root_time[L->b] = L->t;
+        st = ot__event_push(ode, &g->sink->events[L->b], L->t, stop, y, y, msg,
+                            sizeof msg);
+    } else {
+        int changed = 0;
+        st = ot__event_take(ode, &g->sink->events[L->b], L->t, g->rootsfound, y,
+                            g->p + c * g->np, L->b, &L->cb, &changed, msg, sizeof msg);
+    }
+    if (st != OT_OK) {
+        lane_fails(g, L, st, msg);
+        return;
+    }
+    while (L->state == OT__KL_RUN && L->next < L->nt && times[L->next] == L->t)
+        store(g, c, L->t, y);
+    if (L->state != OT__KL_RUN)
+        return;
+    if (stop >= 0) {
+        L->state = OT__KL_DONE;
+        return;
+    }
+    L->fresh = 1;
+    ot_kernel_ctrl_start(&L->ctl, L->ctl.h); /* no history across the jump */
+    if (ot__kernel_roots_restart(g, c) != 0) {
+        lane_fails(g, L, OT_ERR_CALLBACK, "root failed");
+        return;
+    }
+    restart_step(g, c);
+}
+
+/* An accepted step of lane c: its events, the outputs inside it (up to
+ * its first stopping or handled event, which ends it early), then its new
+ * state. */
 static void accept(ot__kgroup *g, int64_t c, double t1)
 {
     ot__klane *L = &g->lane[c];
     const int64_t n = g->n;
     const double *times = ot__plan_times(g->pl, L->b);
-    /* Outputs at a stop taken here follow it, unless they stand before it. */
-    const int at_stop = next_stop(g, L) == t1;
-    const int after = at_stop && !g->ode->outputs_before_stops;
+    double t_end = t1;
+    int event = 0;
+    if (g->ode->nroots > 0) {
+        event = ot__kernel_roots_scan(g, c, &t_end);
+        if (event == -1)
+            lane_fails(g, L, OT_ERR_CALLBACK, "root failed");
+        if (event < 0)
+            return;
+    }
+    const double *y_end = event ? g->yev : g->y1 + c * n;
+    /* Outputs at a stop taken here follow it, unless they stand before it;
+     * those at an event follow it (take_event). */
+    const int at_stop = !event && next_stop(g, L) == t_end;
+    const int after = event || (at_stop && !g->ode->outputs_before_stops);
     while (L->state == OT__KL_RUN && L->next < L->nt &&
-           (times[L->next] < t1 || (times[L->next] == t1 && !after))) {
+           (times[L->next] < t_end || (times[L->next] == t_end && !after))) {
         const double tout = times[L->next];
-        const double *ys = g->y1 + c * n;
-        if (tout < t1) {
+        const double *ys = y_end;
+        if (tout < t_end) {
             const double theta = (tout - L->t) / L->ctl.h;
             if (g->ros)
                 ot__kernel_ros_dense(g, c, theta, g->dense);
@@ -285,8 +390,8 @@ static void accept(ot__kgroup *g, int64_t c, double t1)
     }
     if (L->state != OT__KL_RUN)
         return;
-    memcpy(g->y + c * n, g->y1 + c * n, (size_t)n * sizeof(double));
-    if (g->erk && g->erk->fsal) {
+    memcpy(g->y + c * n, y_end, (size_t)n * sizeof(double));
+    if (!event && g->erk && g->erk->fsal) {
         const int64_t nk = n * g->cap;
         memcpy(g->kst + c * n, g->kst + (g->erk->stages - 1) * nk + c * n,
                (size_t)n * sizeof(double));
@@ -296,9 +401,11 @@ static void accept(ot__kgroup *g, int64_t c, double t1)
     L->st.steps++;
     L->since++;
     ot_kernel_accepted(&L->ctl, L->errn, err_order(g), g->ros != NULL, g->ode->hmax);
-    L->t = t1;
-    L->st.final_time = t1;
-    if (at_stop) {
+    L->t = t_end;
+    L->st.final_time = t_end;
+    if (event) {
+        take_event(g, c);
+    } else if (at_stop) {
         take_stops_here(g, c);
         while (L->state == OT__KL_RUN && L->next < L->nt && times[L->next] == t1)
             store(g, c, t1, g->y + c * n);

@@ -60,6 +60,15 @@ int ot__kgroup_new(ot__kgroup **out, const ot__plan *pl, const ot__sink *sink)
     ok &= (g->tv = OT__MALLOC(doubles(g->cap))) != NULL;
     ok &= (g->dense = OT__MALLOC(doubles(g->n + pl->rows))) != NULL;
     ok &= (g->lane = OT__CALLOC((size_t)g->cap, sizeof *g->lane)) != NULL;
+    if (ode->nroots > 0) {
+        const int64_t nr = ode->nroots;
+        ok &= (g->groot = OT__MALLOC(doubles(nr * g->cap))) != NULL;
+        ok &= (g->gact = OT__CALLOC((size_t)(nr * g->cap), 1)) != NULL;
+        ok &= (g->ghi = OT__MALLOC(doubles(nr))) != NULL;
+        ok &= (g->gmid = OT__MALLOC(doubles(nr))) != NULL;
+        ok &= (g->yev = OT__MALLOC(doubles(g->n))) != NULL;
+        ok &= (g->rootsfound = OT__CALLOC((size_t)nr, sizeof *g->rootsfound)) != NULL;
+    }
     if (!ok) {
         ot__kgroup_free(g);
         return ot__fail(OT_ERR_NOMEM, "solve: cannot allocate a lane group of %lld lanes",
@@ -74,7 +83,8 @@ void ot__kgroup_free(ot__kgroup *g)
     if (g == NULL)
         return;
     OT__FREE_ALL(g->y, g->y1, g->err, g->arg, g->f0, g->ft, g->fs, g->tmp, g->kst, g->jac,
-                 g->lu, g->piv, g->p, g->tv, g->dense, g->lane);
+                 g->lu, g->piv, g->p, g->tv, g->dense, g->groot, g->gact, g->ghi, g->gmid,
+                 g->yev, g->rootsfound, g->lane);
     free(g);
 }
 

@@ -86,6 +86,13 @@ typedef struct {
     double *p;     /* [np, cap]: the group's parameters, compact */
     double *tv;    /* [cap]: each lane's time for a call */
     double *dense; /* [rows + n]: an output's state and its out row */
+    /* Roots (roots.c), with nroots > 0: each lane's g at its reference
+     * point and which roots are active ([nroots, cap]); scratch for one
+     * lane's search: g at a piece's end and at a trial point, the roots
+     * found, the state at an event. */
+    double *groot, *ghi, *gmid, *yev;
+    unsigned char *gact;
+    int *rootsfound;
     ot__klane *lane;
 } ot__kgroup;
 
@@ -99,6 +106,21 @@ void ot__kgroup_free(ot__kgroup *g);
  * groups' and the compiled models' words alike). @return OT_ERR_SOLVER. */
 int ot__kernel_fail_message(const ot_ode *ode, const char *method, int why, double t,
                             double h, char *msg, size_t len);
+
+/* Lane c's root functions at its time and state (its start, or a restart
+ * after a stop or a handled event): the reference its next step's search
+ * starts from; a root exactly zero there is inactive until it leaves zero.
+ * @return 0, or -1 the root function failed (the lane's cb message). */
+int ot__kernel_roots_restart(ot__kgroup *g, int64_t c);
+
+/* The first event of lane c's accepted attempt from t to t1 (y1, and the
+ * dense output: ERK's extra stages made), CVODE's rules (roots.c). Events
+ * whose roots all record are recorded on the way. @return 0: none (the
+ * reference is now g at t1); 1: a stopping or handled event at *t_ev, its
+ * roots in g->rootsfound (+1 rising, -1 falling, 0), the state there in
+ * g->yev; -1: the root function failed (cb's message); -2: recording
+ * failed, the lane failed already. */
+int ot__kernel_roots_scan(ot__kgroup *g, int64_t c, double *t_ev);
 
 /* Which of a lane's counters a call adds to. */
 enum { OT__KC_RHS = 0, OT__KC_JAC = 1 };

@@ -50,3 +50,15 @@ def test_the_kernel_methods_have_no_sensitivities_yet():
     with pytest.raises(ot.OdeTensorError) as e:
         ot.solve_fwd_sens(problem("rodas5p"), [1.0], RATES, T)
     assert "the kernel solver has no forward sensitivities" in e.value.args[2]
+
+
+@pytest.mark.parametrize("method", ot.KERNEL_METHODS)
+def test_roots_stop_each_lane_at_its_crossing(method):
+    """A root of y - 0.5 stops lane b at ln 2 / k_b, found on the kernel
+    method's own dense output (kernel/roots.c)."""
+    prob = problem(method, roots=lambda t, y, p, g: np.subtract(y, 0.5, out=g), nroots=1)
+    r = ot.solve_dense(prob, [1.0], RATES, np.array([0.1, 5.0]))
+    assert r.ok, r.message
+    tol = 1e-3 if method == "ros23" else 1e-6
+    np.testing.assert_allclose(r.root_time, np.log(2) / RATES[0], rtol=tol)
+    assert np.all(r.root_index == 0)

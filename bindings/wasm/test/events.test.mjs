@@ -8,14 +8,14 @@ import { load } from '../index.mjs';
 const ot = await load();
 const G = 9.81;
 
-const ball = (mode, extra = {}) => ot.solveDense({
+const ball = (mode, extra = {}, method = undefined) => ot.solveDense({
   nstates: 2, nparams: 1,
   rhs(t, y, p, dydt, k) { for (let b = 0; b < k; b++) { dydt[2 * b] = y[2 * b + 1]; dydt[2 * b + 1] = -G; } },
   roots(t, y, p, g, k) { for (let b = 0; b < k; b++) g[b] = y[2 * b]; },
   nroots: 1, rootDirections: ['falling'], eventActions: ['handle'],
   onEvent(t, root, y, p) { y[1] = -p[0] * y[1]; },
   y0: [1, 0, 2, 0], params: [0.8, 0.8], tEval: [0, 2.5],
-  options: { mode, rtol: 1e-10, atol: 1e-12 }, ...extra,
+  options: { mode, rtol: 1e-10, atol: 1e-12, ...(method ? { method } : {}) }, ...extra,
 });
 
 // Bounce k of a ball dropped from h0 (restitution e) at rest.
@@ -26,9 +26,9 @@ function bounceTime(h0, e, k) {
   return t;
 }
 
-test('onEvent bounces a ball at its analytic times, in both modes', () => {
-  for (const mode of ['lanes', 'lockstep']) {
-    const sol = ball(mode);
+test('onEvent bounces a ball at its analytic times, in both modes and the kernel methods', () => {
+  for (const [mode, method] of [['lanes'], ['lockstep'], ['lanes', 'rodas5p'], ['lanes', 'vern7']]) {
+    const sol = ball(mode, {}, method);
     assert.ok(sol.ok, sol.message.join('; '));
     const { times, before, after, count } = sol.events;
     for (let b = 0; b < 2; b++) {
