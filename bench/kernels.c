@@ -48,6 +48,12 @@ typedef struct {
     const ot_kernel_model *model; /* compiled, or NULL: the callbacks */
 } config;
 
+/* A configuration before its runs. */
+#define CFG(name, method, mode, threads, group, rtol, model)                             \
+    {                                                                                    \
+        name, method, mode, threads, group, rtol, {0}, 0, 0, model                       \
+    }
+
 static int solve(const config *c, int64_t nb, const double *k, const double *t,
                  ot_solution **out)
 {
@@ -114,68 +120,23 @@ int main(int argc, char **argv)
     }
     rb_times(t);
     config cs[] = {
-        {"lanes BDF", OT_BDF, OT_LANES, 1, 0, 1e-6, {0}, 0, 0, NULL},
-        {"lockstep BDF", OT_BDF, OT_LOCKSTEP, 1, 0, 1e-6, {0}, 0, 0, NULL},
-        {"lockstep BDF", OT_BDF, OT_LOCKSTEP, 1, 0, 1e-7, {0}, 0, 0, NULL},
-        {"lockstep BDF", OT_BDF, OT_LOCKSTEP, 1, 0, 1e-8, {0}, 0, 0, NULL},
-        {"kernel Rodas4, a lane at a time",
-         OT_RODAS4,
-         OT_LANES,
-         1,
-         1,
-         1e-6,
-         {0},
-         0,
-         0,
-         NULL},
-        {"kernel Rodas4, groups of 8", OT_RODAS4, OT_LANES, 1, 8, 1e-6, {0}, 0, 0, NULL},
-        {"kernel Rodas5P, groups of 8",
-         OT_RODAS5P,
-         OT_LANES,
-         1,
-         8,
-         1e-6,
-         {0},
-         0,
-         0,
-         NULL},
-        {"kernel Ros23, groups of 8", OT_ROS23, OT_LANES, 1, 8, 1e-6, {0}, 0, 0, NULL},
-        {"kernel Rodas4, compiled",
-         OT_RODAS4,
-         OT_LANES,
-         1,
-         0,
-         1e-6,
-         {0},
-         0,
-         0,
-         &rb_model},
-        {"kernel Rodas5P, compiled",
-         OT_RODAS5P,
-         OT_LANES,
-         1,
-         0,
-         1e-6,
-         {0},
-         0,
-         0,
-         &rb_model},
-        {"lanes BDF", OT_BDF, OT_LANES, 2, 0, 1e-6, {0}, 0, 0, NULL},
-        {"lockstep BDF", OT_BDF, OT_LOCKSTEP, 2, 0, 1e-8, {0}, 0, 0, NULL},
-        {"kernel Rodas4, groups of 8", OT_RODAS4, OT_LANES, 2, 8, 1e-6, {0}, 0, 0, NULL},
-        {"kernel Rodas4, compiled",
-         OT_RODAS4,
-         OT_LANES,
-         2,
-         0,
-         1e-6,
-         {0},
-         0,
-         0,
-         &rb_model},
+        CFG("lanes BDF", OT_BDF, OT_LANES, 1, 0, 1e-6, NULL),
+        CFG("lockstep BDF", OT_BDF, OT_LOCKSTEP, 1, 0, 1e-6, NULL),
+        CFG("lockstep BDF", OT_BDF, OT_LOCKSTEP, 1, 0, 1e-7, NULL),
+        CFG("lockstep BDF", OT_BDF, OT_LOCKSTEP, 1, 0, 1e-8, NULL),
+        CFG("kernel Rodas4, a lane at a time", OT_RODAS4, OT_LANES, 1, 1, 1e-6, NULL),
+        CFG("kernel Rodas4, groups of 8", OT_RODAS4, OT_LANES, 1, 8, 1e-6, NULL),
+        CFG("kernel Rodas5P, groups of 8", OT_RODAS5P, OT_LANES, 1, 8, 1e-6, NULL),
+        CFG("kernel Ros23, groups of 8", OT_ROS23, OT_LANES, 1, 8, 1e-6, NULL),
+        CFG("kernel Rodas4, compiled", OT_RODAS4, OT_LANES, 1, 0, 1e-6, &rb_model),
+        CFG("kernel Rodas5P, compiled", OT_RODAS5P, OT_LANES, 1, 0, 1e-6, &rb_model),
+        CFG("lanes BDF", OT_BDF, OT_LANES, 2, 0, 1e-6, NULL),
+        CFG("lockstep BDF", OT_BDF, OT_LOCKSTEP, 2, 0, 1e-8, NULL),
+        CFG("kernel Rodas4, groups of 8", OT_RODAS4, OT_LANES, 2, 8, 1e-6, NULL),
+        CFG("kernel Rodas4, compiled", OT_RODAS4, OT_LANES, 2, 0, 1e-6, &rb_model),
     };
     enum { NC = sizeof cs / sizeof cs[0] };
-    config refc = {"reference", OT_BDF, OT_LANES, 0, 0, 1e-10, {0}, 0, 0, NULL};
+    config refc = CFG("reference", OT_BDF, OT_LANES, 0, 0, 1e-10, NULL);
     ot_solution *ref = NULL;
     if (solve(&refc, nref, k, t, &ref))
         return 1;

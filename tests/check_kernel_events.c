@@ -14,19 +14,6 @@ static const int METHODS[] = {OT_ROS23, OT_RODAS4, OT_RODAS5P, OT_TSIT5, OT_VERN
 static const double PI = 3.14159265358979323846;
 enum { NMETHODS = 5 };
 
-/* y = (sin t, cos t): y0' = y1, y1' = -y0 (p unused). */
-static int circle_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
-{
-    (void)t, (void)p, (void)u;
-    for (int64_t b = 0; b < ST_LANES(y); b++) {
-        const double *Y = ot_view_col_f64(y, b, 0);
-        double *F = ot_view_mut_col_f64(f, b, 0);
-        F[0] = Y[1];
-        F[1] = -Y[0];
-    }
-    return 0;
-}
-
 /* g0 = sin t - p0 (rising at asin p0 + 2 pi k, falling at pi - asin p0 +
  * 2 pi k), g1 = cos t (zero at pi/2 + pi k). Lane p1 > 0 fails (returns
  * -1) once t > p1. */
@@ -44,12 +31,13 @@ static int circle_roots(double t, ot_view y, ot_view p, ot_view_mut g, void *u)
     return 0;
 }
 
-/* The circle with roots (directions dir, actions record) for method m. */
+/* The circle (st_sine_rhs: y = (sin t, cos t) from (0, 1)) with roots (directions dir,
+ * actions record) for method m. */
 static ot_ode *circle_ode(int method, const int *dir, double rtol)
 {
     static const int record[2] = {OT_EVENT_RECORD, OT_EVENT_RECORD};
     ot_ode *ode = NULL;
-    ck_assert_status(ot_ode_new(&ode, 2, 2, circle_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_new(&ode, 2, 2, st_sine_rhs, NULL), OT_OK, NULL);
     ck_assert_status(ot_ode_set_method(ode, (ot_method)method), OT_OK, NULL);
     ck_assert_status(ot_ode_set_autonomous(ode, 1), OT_OK, NULL);
     ck_assert_status(ot_ode_set_rtol(ode, rtol), OT_OK, NULL);
@@ -138,23 +126,6 @@ END_TEST
 
 /* ---- Groups ---------------------------------------------------------------- */
 
-static int ball_bounce(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p,
-                       void *u)
-{
-    (void)t, (void)root, (void)lane, (void)u;
-    double *Y = ot_view_mut_col_f64(y, 0, 0);
-    Y[1] = -ot_view_mut_col_f64(p, 0, 0)[0] * Y[1];
-    return 0;
-}
-
-static int height(double t, ot_view y, ot_view p, ot_view_mut g, void *u)
-{
-    (void)t, (void)p, (void)u;
-    for (int64_t b = 0; b < ST_LANES(y); b++)
-        ot_view_mut_col_f64(g, b, 0)[0] = ot_view_col_f64(y, b, 0)[0];
-    return 0;
-}
-
 /* Balls with their own restitution (0.8 .. 0.895: the bounces' Zeno
  * point, t0 (1 + e) / (1 - e), lies past 4), handled bounces to t = 2, in
  * lane groups of `group` lanes on `threads` threads. */
@@ -175,10 +146,10 @@ static ot_solution *balls(int method, int group, int threads)
     ck_assert_status(ot_ode_set_threads(ode, threads), OT_OK, NULL);
     ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
     ck_assert_status(ot_ode_set_atol(ode, 1e-12), OT_OK, NULL);
-    ck_assert_status(ot_ode_set_roots(ode, 1, height), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_roots(ode, 1, st_first_state_root), OT_OK, NULL);
     ck_assert_status(ot_ode_set_root_directions(ode, &falling), OT_OK, NULL);
     ck_assert_status(ot_ode_set_event_actions(ode, &handle), OT_OK, NULL);
-    ck_assert_status(ot_ode_set_event_handler(ode, ball_bounce), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_event_handler(ode, st_ball_bounce), OT_OK, NULL);
     ot_solution *s = NULL;
     ck_assert_status(
         ot_solve_dense(ode, st_vec(y0, 2), st_mat(e, 1, NB), st_vec(t, NT), &s), OT_OK,

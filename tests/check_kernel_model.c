@@ -298,8 +298,8 @@ static int nonzeros_jac(double t, ot_view y, ot_view p, ot_view_mut J, void *u)
         for (int64_t j = 0; j < 3; j++)
             for (int64_t i = 0; i < 3; i++)
                 dirty_views += ot_view_mut_col_f64(J, j, b)[i] != 0;
-        km_rober_jac(0, ot_view_col_f64(y, b, 0), ot_view_col_f64(p, b, 0),
-                     ot_view_mut_col_f64(J, 0, b));
+        robertson_jac(0, ot_view_col_f64(y, b, 0), ot_view_col_f64(p, b, 0),
+                      ot_view_mut_col_f64(J, 0, b));
     }
     return 0;
 }

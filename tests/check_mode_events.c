@@ -40,15 +40,6 @@ static int at_one(double t, ot_view y, ot_view p, ot_view_mut g, void *u)
     return 0;
 }
 
-/* g = y: zero at t0 for y0 = 0, then positive. */
-static int state_itself(double t, ot_view y, ot_view p, ot_view_mut g, void *u)
-{
-    (void)t, (void)p, (void)u;
-    for (int64_t b = 0; b < ST_LANES(y); b++)
-        ot_view_mut_col_f64(g, b, 0)[0] = ot_view_col_f64(y, b, 0)[0];
-    return 0;
-}
-
 /* Handled roots subtract 1.5 from y (the ramp crosses 2 again 1.5 later);
  * scheduled stops add p[0]. */
 static int handler(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p,
@@ -187,7 +178,7 @@ START_TEST(a_root_at_t0_is_no_event_in_either_mode)
 {
     const int mode = _i % NMODES, action = _i / NMODES;
     double t[2] = {0, 1.9}, y0[2] = {0, -0.5}, p = 0;
-    ot_ode *ode = ramp_ode(mode, state_itself, action);
+    ot_ode *ode = ramp_ode(mode, st_first_state_root, action);
     ot_solution *s = NULL;
     ck_assert_status(
         ot_solve_dense(ode, st_mat(y0, 1, 2), st_vec(&p, 1), st_vec(t, 2), &s), OT_OK,
@@ -247,16 +238,6 @@ END_TEST
 
 /* ---- Bouncing balls with their own output times ---------------------------- */
 
-/* Restitution p[0]. */
-static int ball_bounce(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p,
-                       void *u)
-{
-    (void)t, (void)root, (void)lane, (void)u;
-    double *Y = ot_view_mut_col_f64(y, 0, 0);
-    Y[1] = -ot_view_mut_col_f64(p, 0, 0)[0] * Y[1];
-    return 0;
-}
-
 /* 64 balls dropped from 1 with restitution 0.8, each lane's output times
  * ending at its own 0.6 + 0.04 b (before the balls' endless bouncing at
  * 0.9 * 0.4516 * 9 = 4.06): each lane has exactly the bounces before its end,
@@ -279,10 +260,10 @@ START_TEST(bouncing_balls_bounce_only_within_their_own_times)
     set_mode(ode, _i);
     ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
     ck_assert_status(ot_ode_set_atol(ode, 1e-12), OT_OK, NULL);
-    ck_assert_status(ot_ode_set_roots(ode, 1, state_itself), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_roots(ode, 1, st_first_state_root), OT_OK, NULL);
     ck_assert_status(ot_ode_set_root_directions(ode, &falling), OT_OK, NULL);
     ck_assert_status(ot_ode_set_event_actions(ode, &handle), OT_OK, NULL);
-    ck_assert_status(ot_ode_set_event_handler(ode, ball_bounce), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_event_handler(ode, st_ball_bounce), OT_OK, NULL);
     ot_solution *s = NULL;
     ck_assert_status(
         ot_solve_dense(ode, st_vec(y0, 2), st_mat(e, 1, NB), st_mat(t, NT, NB), &s),

@@ -1,33 +1,15 @@
 /* Compiled test models (odetensor/kernel.h): one source, built as C into
  * the test suite (kmodels_c.c) and by nvcc into the CUDA tests
- * (cuda/kmodels.cu). Each returns 0, > 0 for a smaller step, < 0 to fail. */
+ * (cuda/kmodels.cu), both through kmodels.inc. Each returns 0, > 0 for a
+ * smaller step, < 0 to fail. */
 #ifndef OT_TESTS_KMODELS_H
 #define OT_TESTS_KMODELS_H
 
 #include <odetensor/kernel.h>
 
-/* Robertson's kinetics, rates p = (k1, k2, k3), with its Jacobian. */
-OT_HD int km_rober_rhs(double t, const double *y, const double *p, double *f)
-{
-    (void)t;
-    f[0] = -p[0] * y[0] + p[1] * y[1] * y[2];
-    f[2] = p[2] * y[1] * y[1];
-    f[1] = -f[0] - f[2];
-    return 0;
-}
-
-OT_HD int km_rober_jac(double t, const double *y, const double *p, double *J)
-{
-    (void)t;
-    J[0] = -p[0];
-    J[1] = p[0];
-    J[3] = p[1] * y[2];
-    J[5] = 2 * p[2] * y[1];
-    J[4] = -J[3] - J[5];
-    J[6] = p[1] * y[1];
-    J[7] = -J[6];
-    return 0;
-}
+/* Robertson's kinetics, rates p = (k1, k2, k3), with its Jacobian: the
+ * CUDA example's model (robertson_rhs, robertson_jac), the one source. */
+#include "../examples/cuda/robertson_model.h"
 
 /* A forced Van der Pol oscillator (it reads t), mu = p[0]; no Jacobian. */
 OT_HD int km_vdp_rhs(double t, const double *y, const double *p, double *f)

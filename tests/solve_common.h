@@ -131,6 +131,25 @@ static inline int st_ball_rhs(double t, ot_view y, ot_view p, ot_view_mut f, voi
     return 0;
 }
 
+/* g = y[0] (a ball's height; the ramp's state). */
+static inline int st_first_state_root(double t, ot_view y, ot_view p, ot_view_mut g, void *u)
+{
+    (void)t, (void)p, (void)u;
+    for (int64_t b = 0; b < ST_LANES(y); b++)
+        ot_view_mut_col_f64(g, b, 0)[0] = ot_view_col_f64(y, b, 0)[0];
+    return 0;
+}
+
+/* A bounce: the velocity reversed and scaled by the restitution p[0]. */
+static inline int st_ball_bounce(double t, int root, int64_t lane, ot_view_mut y,
+                                 ot_view_mut p, void *u)
+{
+    (void)t, (void)root, (void)lane, (void)u;
+    double *Y = ot_view_mut_col_f64(y, 0, 0);
+    Y[1] = -ot_view_mut_col_f64(p, 0, 0)[0] * Y[1];
+    return 0;
+}
+
 /* ---- Decay: y_i' = -(i + 1) k y_i, n = 2, params (k, ...) ----------------- */
 
 static inline int st_decay_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
