@@ -26,7 +26,7 @@ $(PY_STAMP): $(B)/install/libodetensor.a $(PY_SRC)
 
 $(PY_MODELS): $(PY_DIR)/tests/models.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 $(WARN) -O2 -fPIC -shared -o $@ $<
+	$(CC) -std=c11 $(WARN) -O2 -fPIC -shared -Iinclude -o $@ $<
 
 test-python: $(SHARED) python
 	$(PY_ENV) ODETENSOR_LIB=$(abspath $(SHARED)) $(PYTHON) tests/python/test_numpy_dlpack.py

@@ -27,7 +27,7 @@ class Cancelled(KeyboardInterrupt):
 
 class Problem:
     nstates: int
-    rhs: Union[Callback, Compiled]
+    rhs: Optional[Union[Callback, Compiled]]
     nparams: int
     jac: Optional[Union[Callback, Compiled]]
     init: Optional[Callback]
@@ -72,7 +72,9 @@ class Problem:
     outputs_before_stops: Optional[bool]
     autonomous: Optional[bool]
     lane_group: Optional[int]
-    def __init__(self, nstates: int, rhs: Union[Callback, Compiled], nparams: int = ...,
+    kernel_model: Optional[Any]
+    def __init__(self, nstates: int, rhs: Optional[Union[Callback, Compiled]] = ...,
+                 nparams: int = ...,
                  jac: Optional[Union[Callback, Compiled]] = ..., init: Optional[Callback] = ...,
                  out: Optional[Callback] = ..., nout: int = ...,
                  roots: Optional[Callback] = ..., nroots: int = ...,
@@ -99,7 +101,8 @@ class Problem:
                  nwork: int = ..., user: Optional[int] = ...,
                  outputs_before_stops: Optional[bool] = ...,
                  autonomous: Optional[bool] = ...,
-                 lane_group: Optional[int] = ...) -> None: ...
+                 lane_group: Optional[int] = ...,
+                 kernel_model: Optional[Any] = ...) -> None: ...
 
 class Result:
     ts: npt.NDArray[np.float64]

@@ -73,6 +73,25 @@ def _address(f: Any, name: str) -> Optional[int]:
                     "function (a numba cfunc, a ctypes function pointer, an address)")
 
 
+def _model_address(m: Any) -> Optional[int]:
+    """The address of a compiled kernel model (an int, or a ctypes object
+    such as ctypes.c_char.in_dll(lib, "NAME_model")), or None."""
+    if m is None:
+        return None
+    if isinstance(m, int) and not isinstance(m, bool):
+        if m == 0:
+            raise ValueError("kernel_model: address 0")
+        return m
+    if isinstance(m, ctypes.c_void_p):  # a pointer's value, not its own address
+        if not m.value:
+            raise ValueError("kernel_model: a NULL pointer")
+        return m.value
+    if isinstance(m, (ctypes._SimpleCData, ctypes.Structure)):
+        return ctypes.addressof(m)
+    raise TypeError(f"kernel_model: a {type(m).__name__}; expected the address of an "
+                    "ot_kernel_model (an int or a ctypes object in a compiled library)")
+
+
 def _capsule_pointer(capsule: Any) -> int:
     get = ctypes.pythonapi.PyCapsule_GetPointer
     get.restype = ctypes.c_void_p
@@ -131,7 +150,7 @@ class Problem:
     """
 
     nstates: int
-    rhs: Any
+    rhs: Any = None  # required unless kernel_model gives it
     nparams: int = 0
     jac: Any = None
     init: Optional[Callable] = None
@@ -180,6 +199,13 @@ class Problem:
     # then share one call), and how many lanes a thread steps together.
     autonomous: Optional[bool] = None
     lane_group: Optional[int] = None
+    # A model compiled into the kernel methods (odetensor/kernel_model.inc,
+    # built into a shared library): the address of its ot_kernel_model, an
+    # int or a ctypes object (ctypes.c_char.in_dll(lib, "NAME_model")).
+    # Its rhs (and Jacobian) then serve every method as callbacks, and the
+    # kernel methods run it compiled, with no Python call per step; rhs and
+    # jac stay None.
+    kernel_model: Any = None
 
     def _spec(self) -> "_Spec":
         return _Spec(self)
@@ -190,10 +216,14 @@ class _Spec:
 
     def __init__(self, p: Problem):
         self.nstates, self.nparams = int(p.nstates), int(p.nparams)
+        self.c_kernel_model = _model_address(p.kernel_model)
+        if self.c_kernel_model is not None and (p.rhs is not None or p.jac is not None):
+            raise TypeError("rhs, jac: the kernel_model's own serve; give neither")
         self.c_rhs = _address(p.rhs, "rhs")
         self.rhs = None if self.c_rhs is not None else p.rhs
-        if p.rhs is None:
-            raise TypeError("rhs: required (a callable or a compiled function)")
+        if p.rhs is None and self.c_kernel_model is None:
+            raise TypeError("rhs: required (a callable or a compiled function), or a "
+                            "kernel_model")
         self.c_jac = _address(p.jac, "jac")
         self.jac = None if self.c_jac is not None else p.jac
         self.c_user = None if p.user is None else int(p.user)
@@ -209,7 +239,8 @@ class _Spec:
         self.method = _choice(p.method, METHODS, "method")
         self.linear_solver = _choice(p.linear_solver, LINEAR_SOLVERS, "linear_solver")
         mode = p.mode
-        if mode is None and self.c_rhs is None and p.method not in KERNEL_METHODS:
+        compiled = self.c_rhs is not None or self.c_kernel_model is not None
+        if mode is None and not compiled and p.method not in KERNEL_METHODS:
             mode = "lockstep"  # a Python rhs: one call per block, not per lane
         self.mode = _choice(mode, MODES, "mode")
         self.mupper = self.mlower = None

@@ -405,7 +405,16 @@ static int check(int st)
 
 int otpy_set_callbacks(ot_ode *ode, otpy_solve *s)
 {
-    /* rhs is given to ot_ode_new: rhs_c or rhs_py (module.c). */
+    /* rhs is given to ot_ode_new: the kernel model's, rhs_c or rhs_py
+     * (module.c). A kernel model is checked first (its ABI and shape), then
+     * its per-lane callbacks serve the lane groups too. */
+    const ot_kernel_model *m = s->c_kmodel;
+    if (m && check(ot_ode_set_kernel_model(ode, m)))
+        return -1;
+    if (m && check(ot_ode_set_rhs_lanes(ode, m->rhs_lanes)))
+        return -1;
+    if (m && m->jac_lanes && check(ot_ode_set_jac_lanes(ode, m->jac_lanes)))
+        return -1;
     if (s->c_jac && check(ot_ode_set_jac(ode, jac_c)))
         return -1;
     if (!s->c_jac && s->jac && check(ot_ode_set_jac(ode, jac_py)))
@@ -430,7 +439,14 @@ int otpy_set_callbacks(ot_ode *ode, otpy_solve *s)
     return 0;
 }
 
-ot_rhs_fn otpy_rhs_fn(const otpy_solve *s) { return s->c_rhs ? rhs_c : rhs_py; }
+ot_rhs_fn otpy_rhs_fn(const otpy_solve *s)
+{
+    /* A model of another ABI is refused by otpy_set_callbacks, before any
+     * solve: its fields are not read here. */
+    if (s->c_kmodel && s->c_kmodel->abi == OT_KERNEL_ABI)
+        return s->c_kmodel->rhs;
+    return s->c_rhs ? rhs_c : rhs_py;
+}
 
 int otpy_progress(int64_t done, int64_t total, void *user)
 {

@@ -50,6 +50,9 @@ typedef struct {
     /* Compiled callbacks: flat C functions (callbacks.c, FLAT_SIGNATURE). */
     void *c_rhs, *c_jac;
     void *c_user;
+    /* A compiled kernel model (odetensor/kernel.h) whose rhs and Jacobian
+     * serve, or NULL. */
+    const ot_kernel_model *c_kmodel;
     int64_t n, np, nout, nroots;
     PyObject *errors;    /* dict lane -> (name, exception), under the GIL */
     PyObject *batch;     /* a block's failure (lockstep), or NULL */
@@ -63,7 +66,8 @@ int otpy_set_callbacks(ot_ode *ode, otpy_solve *s);
 /* The adjoint's loss and integrand trampolines (user = the otpy_solve). */
 ot_loss_fn otpy_loss_fn(void);
 ot_integrand_fn otpy_integrand_fn(void);
-/* The rhs to give ot_ode_new: the compiled one or the Python one. */
+/* The rhs to give ot_ode_new: the kernel model's, the compiled one or the
+ * Python one. */
 ot_rhs_fn otpy_rhs_fn(const otpy_solve *s);
 /* The binding's progress callback (user = s): the user's progress callable,
  * KeyboardInterrupt and the cancel flag. */

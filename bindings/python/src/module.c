@@ -240,6 +240,7 @@ int otpy_call_open(otpy_call *c, PyObject *spec)
     s->c_rhs = attr_address(spec, "c_rhs", &bad);
     s->c_jac = attr_address(spec, "c_jac", &bad);
     s->c_user = attr_address(spec, "c_user", &bad);
+    s->c_kmodel = attr_address(spec, "c_kernel_model", &bad);
     s->errors = PyDict_New();
     if (bad || s->errors == NULL)
         return -1;

@@ -10,12 +10,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 @pytest.fixture(scope="session")
-def models():
-    """The compiled callbacks of tests/models.c (`make python` builds them;
-    make test-python names the library in ODETENSOR_TEST_MODELS)."""
+def models_lib():
+    """tests/models.c's library (`make python` builds it; make test-python
+    names it in ODETENSOR_TEST_MODELS)."""
     path = os.environ.get("ODETENSOR_TEST_MODELS", os.path.join(HERE, "libmodels.so"))
-    lib = ctypes.CDLL(path)
-    return {name: ot.FLAT_SIGNATURE((name, lib)) for name in
+    return ctypes.CDLL(path)
+
+
+@pytest.fixture(scope="session")
+def models(models_lib):
+    """The compiled callbacks of tests/models.c."""
+    return {name: ot.FLAT_SIGNATURE((name, models_lib)) for name in
             ("decay_rhs", "decay_jac", "robertson_rhs", "oral_rhs")}
 
 

@@ -71,3 +71,29 @@ int oral_rhs(double t, const double *y, const double *p, double *f, int64_t n, i
     }
     return 0;
 }
+
+/* The decay compiled into the kernel methods (odetensor/kernel_model.inc):
+ * decay_kernel_model, for Problem(kernel_model=...): the same arithmetic,
+ * -p y, as decay_rhs above and the tests' Python decay_rhs. */
+#include <odetensor/kernel.h>
+
+OT_HD int kdecay_rhs(double t, const double *y, const double *p, double *f)
+{
+    (void)t;
+    f[0] = -p[0] * y[0];
+    return 0;
+}
+
+OT_HD int kdecay_jac(double t, const double *y, const double *p, double *J)
+{
+    (void)t, (void)y;
+    J[0] = -p[0];
+    return 0;
+}
+
+#define OT_KM_NAME decay_kernel
+#define OT_KM_N 1
+#define OT_KM_NP 1
+#define OT_KM_RHS kdecay_rhs
+#define OT_KM_JAC kdecay_jac
+#include <odetensor/kernel_model.inc>

@@ -2,11 +2,13 @@
 closed form of a decay, lane groups bit for bit a lane at a time, the
 per-lane-time option, and the refusals."""
 
+import ctypes
+
 import numpy as np
 import pytest
 
 import odetensor as ot
-from conftest import decay_rhs
+from conftest import decay_jac, decay_rhs
 
 T = np.array([0.0, 0.3, 1.0, 2.5])
 RATES = np.linspace(0.5, 2.0, 21)[None, :]
@@ -62,3 +64,31 @@ def test_roots_stop_each_lane_at_its_crossing(method):
     tol = 1e-3 if method == "ros23" else 1e-6
     np.testing.assert_allclose(r.root_time, np.log(2) / RATES[0], rtol=tol)
     assert np.all(r.root_index == 0)
+
+
+@pytest.mark.parametrize("method", ["rodas5p", "tsit5", "bdf"])
+def test_a_compiled_kernel_model_runs_with_no_python_call(models_lib, method):
+    """tests/models.c's decay_kernel_model: the kernel methods run it compiled,
+    bit for bit the same lanes through Python callbacks a lane at a time;
+    any other method takes its rhs and Jacobian as C callbacks."""
+    addr = ctypes.c_char.in_dll(models_lib, "decay_kernel_model")
+    compiled = ot.solve_dense(
+        ot.Problem(nstates=1, nparams=1, kernel_model=addr, method=method, rtol=1e-8,
+                   atol=1e-10), [1.0], RATES, T)
+    assert compiled.ok, compiled.message
+    exact = np.exp(-RATES[0][None, :] * T[:, None])
+    np.testing.assert_allclose(compiled.ys[0], exact, rtol=1e-6, atol=1e-9)
+    if method in ot.KERNEL_METHODS:
+        python = ot.solve_dense(problem(method, jac=decay_jac, lane_group=1), [1.0], RATES, T)
+        assert np.array_equal(np.asarray(python.ys), np.asarray(compiled.ys))
+
+
+def test_a_kernel_model_of_another_shape_or_beside_an_rhs_is_refused(models_lib):
+    addr = ctypes.c_char.in_dll(models_lib, "decay_kernel_model")
+    with pytest.raises(ot.OdeTensorError, match="n = 1, np = 1; the problem has n = 2"):
+        ot.solve_dense(ot.Problem(nstates=2, nparams=1, kernel_model=addr,
+                                  method="rodas4"), [1.0, 1.0], RATES, T)
+    with pytest.raises(TypeError, match="kernel_model's own serve"):
+        ot.Problem(nstates=1, nparams=1, rhs=decay_rhs, kernel_model=addr)._spec()
+    with pytest.raises(TypeError, match="kernel_model: a str"):
+        ot.Problem(nstates=1, nparams=1, kernel_model="decay")._spec()
