@@ -261,6 +261,109 @@ START_TEST(a_failing_root_function_or_too_many_events_fail_their_lane_alone)
 }
 END_TEST
 
+/* ---- Roots between doses ------------------------------------------------------ */
+
+/* y' = -p0 y; a dose adds p1 (stops); g = y - 0.6, falling, recorded. */
+static int decay_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
+{
+    (void)t, (void)u;
+    for (int64_t b = 0; b < ST_LANES(y); b++)
+        ot_view_mut_col_f64(f, b, 0)[0] =
+            -ot_view_col_f64(p, b, 0)[0] * ot_view_col_f64(y, b, 0)[0];
+    return 0;
+}
+
+static int below(double t, ot_view y, ot_view p, ot_view_mut g, void *u)
+{
+    (void)t, (void)p, (void)u;
+    for (int64_t b = 0; b < ST_LANES(y); b++)
+        ot_view_mut_col_f64(g, b, 0)[0] = ot_view_col_f64(y, b, 0)[0] - 0.6;
+    return 0;
+}
+
+static int dose(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p, void *u)
+{
+    (void)t, (void)lane, (void)u;
+    if (root < 0) /* a stop: the dose; a root only records */
+        ot_view_mut_col_f64(y, 0, 0)[0] += ot_view_mut_col_f64(p, 0, 0)[1];
+    return 0;
+}
+
+/* Lanes with rates 0.5 .. 2 and doses of 1 at t = 1 and 2, outputs at 0,
+ * 1, 2, 3 (stops at output times: the outputs show the dose, or not with
+ * outputs before stops). Each lane's events: its doses (roots -1, -2) and
+ * the falling crossings of 0.6 between them, at their closed-form times,
+ * in time order; a dose that lifts y over 0.6 is no crossing (the roots
+ * restart after a stop, as in every mode). Loop: method, outputs before
+ * stops or not. */
+START_TEST(roots_between_doses_fire_at_their_closed_form_times)
+{
+    enum { NB = 7, NT = 4 };
+    const int method = METHODS[_i / 2], before = _i % 2;
+    static const int falling = OT_ROOT_FALLING, record = OT_EVENT_RECORD;
+    double p[2 * NB], y0 = 1, t[NT] = {0, 1, 2, 3}, stops[2] = {1, 2};
+    for (int b = 0; b < NB; b++) {
+        p[2 * b] = 0.5 + 0.25 * b;
+        p[2 * b + 1] = 1;
+    }
+    ot_ode *ode = NULL;
+    ck_assert_status(ot_ode_new(&ode, 1, 2, decay_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_method(ode, (ot_method)method), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_autonomous(ode, 1), OT_OK, NULL);
+    const double rtol = method == OT_ROS23 ? 1e-6 : 1e-9;
+    ck_assert_status(ot_ode_set_rtol(ode, rtol), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_atol(ode, 1e-12), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_roots(ode, 1, below), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_root_directions(ode, &falling), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_event_actions(ode, &record), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_event_handler(ode, dose), OT_OK, NULL);
+    ck_assert_status(ot_ode_set_outputs_before_stops(ode, before), OT_OK, NULL);
+    ot_solve_inputs in =
+        ot_solve_inputs_make(st_vec(&y0, 1), st_mat(p, 2, NB), st_vec(t, NT));
+    in.stops = st_vec(stops, 2);
+    ot_solution *s = NULL;
+    ck_assert_status(ot_solve_dense_with(ode, &in, &s), OT_OK, NULL);
+    const ot_tensor *times = ot_solution_event_tensor(s, OT_EVENT_TIMES),
+                    *roots = ot_solution_event_tensor(s, OT_EVENT_ROOTS);
+    const double ttol = method == OT_ROS23 ? 1e-4 : 1e-7;
+    for (int b = 0; b < NB; b++) {
+        const double k = p[2 * b];
+        double want[8], y = y0, seg = 0;
+        int which[8], m = 0;
+        for (int j = 0; j <= 2; j++) { /* segments [0, 1], [1, 2], [2, 3] */
+            const double cross = seg + log(y / 0.6) / k;
+            if (y > 0.6 && cross < seg + 1) {
+                want[m] = cross;
+                which[m++] = 0;
+            }
+            y *= exp(-k);
+            if (j < 2) { /* the dose at seg + 1, recorded as root -1 - j */
+                want[m] = seg + 1;
+                which[m++] = -1 - j;
+                y += 1;
+            }
+            seg += 1;
+        }
+        ck_assert_msg(ot_solution_lane_event_count(s, b) == m,
+                      "method %d lane %d: %lld events, expected %d", method, b,
+                      (long long)ot_solution_lane_event_count(s, b), m);
+        for (int e = 0; e < m; e++) {
+            ck_assert_msg(fabs(st_at(times, e, b, 0) - want[e]) <= ttol,
+                          "method %d lane %d event %d at %.12g, expected %.12g", method,
+                          b, e, st_at(times, e, b, 0), want[e]);
+            ck_assert_int_eq((int)st_at(roots, e, b, 0), which[e]);
+        }
+        /* The output at 3, and at the dose times by the output rule. */
+        const double y3 = ((exp(-k) + 1) * exp(-k) + 1) * exp(-k);
+        ck_assert_double_eq_tol(st_y(s, 0, 3, b), y3, 1e3 * rtol);
+        const double y1 = exp(-k) + (before ? 0 : 1);
+        ck_assert_double_eq_tol(st_y(s, 0, 1, b), y1, 1e3 * rtol);
+    }
+    ot_solution_free(s);
+    ot_ode_free(ode);
+}
+END_TEST
+
 Suite *kernel_events_suite(void)
 {
     Suite *s = suite_create("kernel_events");
@@ -269,5 +372,7 @@ Suite *kernel_events_suite(void)
                         3 * NMETHODS);
     tcase_add_loop_test(tc, a_groups_events_are_each_lanes_own_bit_for_bit, 0, NMETHODS);
     tcase_add_test(tc, a_failing_root_function_or_too_many_events_fail_their_lane_alone);
+    tcase_add_loop_test(tc, roots_between_doses_fire_at_their_closed_form_times, 0,
+                        2 * NMETHODS);
     return s;
 }
