@@ -1,7 +1,8 @@
 /* Fuzz target: solve-argument validation with arbitrary shapes, dtypes and
  * values on a tiny model (decay, dy_i/dt = -(i+1) p0 y_i), in lanes or
- * lockstep mode, at most a few lanes and times and few steps so each input
- * runs quickly.
+ * lockstep mode, with CVODE's methods or the kernel methods (Rodas4,
+ * Tsit5), with or without a root (y_0 = 0.5, stopping or recorded), at
+ * most a few lanes and times and few steps so each input runs quickly.
  * Whatever the request, the result is a status with a message: a solution
  * only on OT_OK / OT_ERR_LANES_FAILED, with its promised shape. */
 #include "fuzz_common.h"
@@ -18,6 +19,15 @@ static int decay(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
         for (int64_t i = 0; i < y.layout.shape[0]; i++)
             fb[i] = -(double)(i + 1) * k * yb[i];
     }
+    return 0;
+}
+
+/* g = y_0 - 0.5 in every lane. */
+static int half(double t, ot_view y, ot_view p, ot_view_mut g, void *u)
+{
+    (void)t, (void)p, (void)u;
+    for (int64_t b = 0; b < y.layout.shape[1]; b++)
+        ot_view_mut_col_f64(g, b, 0)[0] = ot_view_col_f64(y, b, 0)[0] - 0.5;
     return 0;
 }
 
@@ -76,7 +86,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const ot_view y0 = fuzz_view(&in, ay), p = fuzz_view(&in, ap), t = fuzz_view(&in, at);
     ot_solution *sol = NULL;
     int s;
-    const uint8_t which = fz_u8(&in) % 3;
+    const uint8_t w = fz_u8(&in), which = w % 3, kernel = (w / 3) % 3;
+    if (kernel)
+        ot_ode_set_method(ode, kernel == 1 ? OT_RODAS4 : OT_TSIT5);
+    if ((w / 9) % 3) {
+        const int action = (w / 9) % 3 == 1 ? OT_EVENT_STOP : OT_EVENT_RECORD;
+        ot_ode_set_roots(ode, 1, half);
+        ot_ode_set_event_actions(ode, &action);
+    }
     if (which == 0)
         s = ot_solve_dense(ode, y0, np ? p : ot_view_absent(), t, &sol);
     else if (which == 1)
