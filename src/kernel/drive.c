@@ -339,7 +339,7 @@ static void take_event(ot__kgroup *g, int64_t c)
         store(g, c, L->t, y);
     if (L->state != OT__KL_RUN)
         return;
-    if (stop >= 0) {
+    if (stop >= 0 || L->next == L->nt) { /* stopped, or at its last output */
         L->state = OT__KL_DONE;
         return;
     }
