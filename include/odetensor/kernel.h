@@ -6,8 +6,8 @@
  * and nvcc both compile (OT_HD): the library's lane groups (callbacks over
  * [n, k] views) call them, and so does the lane loop of
  * <odetensor/kernel_model.inc>, which a user includes to compile a model's
- * rhs (and Jacobian) into the integrator: one lane a CPU thread at a time,
- * and, built by nvcc, one lane a CUDA thread. The same model source then
+ * rhs (and Jacobian) into the integrator: OT_KM_WIDTH lanes a CPU thread,
+ * stepped in turn, and, built by nvcc, one lane a CUDA thread. The same model source then
  * serves both (examples/cuda/kernel_robertson.cu).
  *
  * Everything here but ot_ode_set_kernel_model is the integrator's own
@@ -601,8 +601,9 @@ typedef struct ot_kernel_model {
  * place of the problem's callbacks (NULL: the callbacks again). The model
  * is not copied: it must outlive the problem's solves (a static object, as
  * kernel_model.inc defines). With ot_ode_set_device(OT_CUDA) the lanes run
- * one a CUDA thread (the model built by nvcc); else one a CPU thread at a
- * time, bit for bit the lane groups' results with the same rhs. The out
+ * one a CUDA thread (the model built by nvcc); else OT_KM_WIDTH (8) a CPU
+ * thread, stepped in turn, bit for bit the lane groups' results with the
+ * same rhs. The out
  * function and init run on the host as for the callbacks; roots, scheduled
  * stops and sensitivities are refused with a model (its lane loop has none
  * yet: solve those through the callbacks, in lane groups); inputs and

@@ -94,8 +94,8 @@ static const ot__solver kernel_cpu = {
 };
 
 /* The kernel methods with a compiled model (ot_ode_set_kernel_model): the
- * lane loop of odetensor/kernel_model.inc, one lane a pool unit on the
- * CPU, or one a CUDA thread (the model built by nvcc; no CUDA backend
+ * lane loop of odetensor/kernel_model.inc, 64 lanes a pool unit on the
+ * CPU (8 stepped at once), or one a CUDA thread (the model built by nvcc; no CUDA backend
  * needed in the library, the model's build holds the kernel). So far dense
  * outputs at per-lane times and starts, the out function, lanes failing
  * alone; host inputs and outputs. */

@@ -1,6 +1,7 @@
 /* A compiled model's solve (odetensor/kernel.h, kernel_model.inc): the
- * lane loop the model's build compiled, on the CPU one lane a pool unit,
- * or on the CUDA device every lane at once; then the lanes' outputs,
+ * lane loop the model's build compiled, on the CPU KM_CHUNK lanes a pool
+ * unit (the loop steps OT_KM_WIDTH of them at once), or on the CUDA device
+ * every lane at once; then the lanes' outputs,
  * statistics and failures into the solution as the lane groups put them. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,21 +192,31 @@ typedef struct {
     const ot__sink *sink;
 } worker;
 
+/* Lanes a pool unit hands the model's host loop at once (which steps
+ * OT_KM_WIDTH of them together). */
+enum { KM_CHUNK = 64 };
+
 static int64_t solve_unit(void *state, int64_t u)
 {
     worker *w = state;
     const ot__plan *pl = w->pl;
-    for (int64_t b = u * pl->block; b < (u + 1) * pl->block && b < pl->nbatch; b++) {
-        if (pack(w->j, pl, w->sink, 0, b) != 0) {
-            w->j->res[0].count = 0;
-            w->sink->sol->stats[b].final_time = w->j->t0[0];
+    const int64_t b0 = u * KM_CHUNK,
+                  m = pl->nbatch - b0 < KM_CHUNK ? pl->nbatch - b0 : KM_CHUNK;
+    /* The lanes that start (not failed by their inputs or init), compact. */
+    int64_t c = 0, lanes[KM_CHUNK];
+    for (int64_t b = b0; b < b0 + m; b++) {
+        if (pack(w->j, pl, w->sink, c, b) != 0) {
+            w->sink->sol->stats[b].final_time = w->j->t0[c];
             continue;
         }
-        w->j->job.nlanes = 1;
-        pl->ode->kmodel->host(&w->j->job, 0, 1);
-        unpack(w->j, pl, w->sink, 0, b);
+        lanes[c++] = b;
     }
-    return pl->block;
+    w->j->job.nlanes = c;
+    if (c > 0)
+        pl->ode->kmodel->host(&w->j->job, 0, c);
+    for (int64_t i = 0; i < c; i++)
+        unpack(w->j, pl, w->sink, i, lanes[i]);
+    return m;
 }
 
 int ot__kmodel_run(const ot__plan *pl, const ot__sink *sink)
@@ -217,12 +228,12 @@ int ot__kmodel_run(const ot__plan *pl, const ot__sink *sink)
     for (int i = 0; st == OT_OK && i < nthreads; i++) {
         w[i].pl = pl;
         w[i].sink = sink;
-        if ((w[i].j = kjob_new(pl, 1)) == NULL)
+        if ((w[i].j = kjob_new(pl, KM_CHUNK)) == NULL)
             st = OT_ERR_NOMEM;
         states[i] = &w[i];
     }
     if (st == OT_OK)
-        ot__pool_run(pl, nthreads, (pl->nbatch + pl->block - 1) / pl->block,
+        ot__pool_run(pl, nthreads, (pl->nbatch + KM_CHUNK - 1) / KM_CHUNK,
                      (void *const *)states, solve_unit);
     else
         ot__fail(OT_ERR_NOMEM, "solve: cannot allocate %d lanes' work", nthreads);
