@@ -27,23 +27,7 @@ int ot__kgroup_new(ot__kgroup **out, const ot__plan *pl, const ot__sink *sink)
     g->np = pl->np;
     g->cap = pl->block;
     g->lanes_call = pl->block > 1; /* the plan chose a group the callbacks serve */
-    switch (ode->method) {
-    case OT_ROS23:
-        g->ros = &ot__kernel_ros23;
-        break;
-    case OT_RODAS4:
-        g->ros = &ot__kernel_rodas4;
-        break;
-    case OT_RODAS5P:
-        g->ros = &ot__kernel_rodas5p;
-        break;
-    case OT_TSIT5:
-        g->erk = &ot__kernel_tsit5;
-        break;
-    default:
-        g->erk = &ot__kernel_vern7;
-        break;
-    }
+    ot__kernel_tables(ode->method, &g->ros, &g->erk);
     const int64_t nk = g->n * g->cap,
                   stages = g->ros ? g->ros->stages : g->erk->dense_stages;
     double **cols[] = {&g->y, &g->y1, &g->err, &g->arg, &g->f0, &g->ft, &g->fs, &g->tmp};

@@ -59,23 +59,7 @@ static kjob *kjob_new(const ot__plan *pl, int64_t cap)
     const ot_ode *ode = pl->ode;
     const ot__ros_table *ros = NULL;
     const ot__erk_table *erk = NULL;
-    switch (ode->method) {
-    case OT_ROS23:
-        ros = &ot__kernel_ros23;
-        break;
-    case OT_RODAS4:
-        ros = &ot__kernel_rodas4;
-        break;
-    case OT_RODAS5P:
-        ros = &ot__kernel_rodas5p;
-        break;
-    case OT_TSIT5:
-        erk = &ot__kernel_tsit5;
-        break;
-    default:
-        erk = &ot__kernel_vern7;
-        break;
-    }
+    ot__kernel_tables(ode->method, &ros, &erk);
     const ot_kernel_job job = {OT_KERNEL_ABI,
                                n,
                                pl->np,

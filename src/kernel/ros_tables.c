@@ -1,5 +1,6 @@
 /* Private: the Rosenbrock methods' coefficients, in tables.h's transformed
- * form (W = I / (h gamma) - J, the C terms entering with + c[i][j] / h).
+ * form (W = I / (h gamma) - J, the C terms entering with + c[i][j] / h),
+ * and which table each kernel method names (ot__kernel_tables, at the end).
  * tools/check_ros_tables.py parses this file and measures every table's
  * orders, so an edited digit is caught there. */
 #include "kernel/tables.h"
@@ -167,3 +168,26 @@ const ot__ros_table ot__kernel_ros23 = {
             {0.0, -8.2426406871192851, 0.0},
         },
 };
+
+void ot__kernel_tables(int method, const ot__ros_table **ros, const ot__erk_table **erk)
+{
+    *ros = NULL;
+    *erk = NULL;
+    switch (method) {
+    case OT_ROS23:
+        *ros = &ot__kernel_ros23;
+        break;
+    case OT_RODAS4:
+        *ros = &ot__kernel_rodas4;
+        break;
+    case OT_RODAS5P:
+        *ros = &ot__kernel_rodas5p;
+        break;
+    case OT_TSIT5:
+        *erk = &ot__kernel_tsit5;
+        break;
+    default:
+        *erk = &ot__kernel_vern7;
+        break;
+    }
+}

@@ -26,6 +26,11 @@ extern const ot__erk_table ot__kernel_tsit5; /* Tsitouras 2011: 7 stages FSAL, 5
 extern const ot__erk_table
     ot__kernel_vern7; /* Verner's efficient 7(6): 10 stages + 6 for dense */
 
+/* Method's table into *ros or *erk (the other NULL): the one place a
+ * kernel method names its coefficients (ros_tables.c). method is a kernel
+ * method (the planner's row chose it). */
+void ot__kernel_tables(int method, const ot__ros_table **ros, const ot__erk_table **erk);
+
 #ifdef __cplusplus
 }
 #endif
