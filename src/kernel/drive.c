@@ -379,11 +379,7 @@ static void accept(ot__kgroup *g, int64_t c, double t1)
         const double tout = times[L->next];
         const double *ys = y_end;
         if (tout < t_end) {
-            const double theta = (tout - L->t) / L->ctl.h;
-            if (g->ros)
-                ot__kernel_ros_dense(g, c, theta, g->dense);
-            else
-                ot__kernel_erk_dense(g, c, theta, g->dense);
+            ot__kernel_state_at(g, c, tout, g->dense);
             ys = g->dense;
         }
         store(g, c, tout, ys);

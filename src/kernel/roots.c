@@ -43,21 +43,6 @@ static int call_root(ot__kgroup *g, int64_t c, double t, const double *y, double
                                                                                       : 0;
 }
 
-/* Lane c's state at time s of its accepted attempt (t to t1) into out. */
-static void state_at(const ot__kgroup *g, int64_t c, double s, double *out)
-{
-    const ot__klane *L = &g->lane[c];
-    if (s == L->t1) {
-        memcpy(out, g->y1 + c * g->n, (size_t)g->n * sizeof *out);
-        return;
-    }
-    const double theta = (s - L->t) / L->ctl.h;
-    if (g->ros)
-        ot__kernel_ros_dense(g, c, theta, out);
-    else
-        ot__kernel_erk_dense(g, c, theta, out);
-}
-
 static int direction(const ot_ode *ode, int64_t i)
 {
     return ode->root_dir ? ode->root_dir[i] : OT_ROOT_BOTH;
@@ -119,7 +104,7 @@ static int locate(ot__kgroup *g, int64_t c, double tlo, double *glo, double thi,
             tmid = tlo + fracsub * (thi - tlo);
         if (fabs(thi - tmid) < 0.5 * ttol)
             tmid = thi - fracsub * (thi - tlo);
-        state_at(g, c, tmid, g->yev);
+        ot__kernel_state_at(g, c, tmid, g->yev);
         if (call_root(g, c, tmid, g->yev, gmid) != 0)
             return -1;
         sideprev = side;
@@ -140,7 +125,7 @@ static int locate(ot__kgroup *g, int64_t c, double tlo, double *glo, double thi,
         side = 2;
     }
     *trout = thi;
-    state_at(g, c, thi, g->yev);
+    ot__kernel_state_at(g, c, thi, g->yev);
     for (int64_t i = 0; i < nr; i++) {
         const int allowed = act[i] && direction(ode, i) * glo[i] <= 0;
         g->rootsfound[i] =
@@ -183,7 +168,6 @@ int ot__kernel_roots_scan(ot__kgroup *g, int64_t c, double *t_ev)
     const ot_ode *ode = g->ode;
     const int64_t nr = ode->nroots;
     double *glo = g->groot + c * nr, *ghi = g->ghi;
-    unsigned char *act = g->gact + c * nr;
     const double *times = ot__plan_times(g->pl, L->b);
     double tlo = L->t;
     int64_t i = L->next;
@@ -192,7 +176,7 @@ int ot__kernel_roots_scan(ot__kgroup *g, int64_t c, double *t_ev)
         while (i < L->nt && times[i] <= tlo)
             i++;
         const double thi = i < L->nt && times[i] < L->t1 ? times[i] : L->t1;
-        state_at(g, c, thi, g->yev);
+        ot__kernel_state_at(g, c, thi, g->yev);
         if (call_root(g, c, thi, g->yev, ghi) != 0)
             return -1;
         double trout = thi;
@@ -215,13 +199,10 @@ int ot__kernel_roots_scan(ot__kgroup *g, int64_t c, double *t_ev)
                 return -2;
             }
         }
-        /* The search goes on from trout (or thi) with g there: a root zero
-         * there is inactive until it leaves zero, one that left zero is
-         * active from here. */
-        for (int64_t k = 0; k < nr; k++) {
-            glo[k] = ghi[k];
-            act[k] = ghi[k] != 0;
-        }
+        /* The search goes on from trout (or thi) with g there its reference:
+         * a root zero there is inactive until it leaves zero, one that left
+         * zero is active from here. */
+        set_reference(g, c, ghi);
         tlo = trout;
         if (tlo >= L->t1)
             return 0;

@@ -4,6 +4,7 @@
 #define OT_SRC_KERNEL_STEP_H
 
 #include <math.h>
+#include <string.h>
 
 #include "kernel/kernel.h"
 
@@ -41,5 +42,22 @@ void ot__kernel_erk_dense_stages(ot__kgroup *g);
 /* Lane c's dense output at t + theta h of its last attempt into out [n]. */
 void ot__kernel_ros_dense(const ot__kgroup *g, int64_t c, double theta, double *out);
 void ot__kernel_erk_dense(const ot__kgroup *g, int64_t c, double theta, double *out);
+
+/* Lane c's state at time s of its accepted attempt (t to t1) into out: y1
+ * at t1, else the dense output (accept's outputs, the roots' search). */
+static inline void ot__kernel_state_at(const ot__kgroup *g, int64_t c, double s,
+                                       double *out)
+{
+    const ot__klane *L = &g->lane[c];
+    if (s == L->t1) {
+        memcpy(out, g->y1 + c * g->n, (size_t)g->n * sizeof *out);
+        return;
+    }
+    const double theta = (s - L->t) / L->ctl.h;
+    if (g->ros)
+        ot__kernel_ros_dense(g, c, theta, out);
+    else
+        ot__kernel_erk_dense(g, c, theta, out);
+}
 
 #endif
