@@ -85,6 +85,8 @@ static double next_stop(const ot__kgroup *g, const ot__klane *L)
                                                                             : INFINITY;
 }
 
+static void restart(ot__kgroup *g, int64_t c, int new_step);
+
 /* Lane c, standing at its next stop: the event handler on its state and
  * parameters, recorded as an event (kit/events.h, as every mode does);
  * the lane then starts afresh there (f, J at the new state; no step-size
@@ -102,10 +104,7 @@ static void take_stop(ot__kgroup *g, int64_t c)
         ot__solution_fail_lane(g->sink->sol, L->b, st, msg);
         return;
     }
-    L->fresh = 1;
-    ot_kernel_ctrl_start(&L->ctl, L->ctl.h); /* no history across the jump */
-    if (g->ode->nroots > 0 && ot__kernel_roots_restart(g, c) != 0)
-        lane_fails(g, L, OT_ERR_CALLBACK, "root failed");
+    restart(g, c, 0);
 }
 
 /* Lane c's stops at its time t, if it stands at them. */
@@ -123,19 +122,21 @@ static int lane_inputs(ot__kgroup *g, int64_t c)
     return ot__kernel_lane_inputs(g->pl, &L->cb, L->b, g->p + c * g->np, g->y + c * g->n);
 }
 
-/* Hairer and Wanner's starting step (Solving ODEs I, II.4) for the lanes
- * without ot_ode_set_initial_step's: from the sizes of y0, f(t0, y0) and a
- * difference quotient of f along an explicit Euler step; two rhs calls.
- * f(t0, y0) goes into dst (an ERK's first stage). */
-static void first_steps(ot__kgroup *g, double *f0)
+/* Hairer and Wanner's starting step (Solving ODEs I, II.4) for the running
+ * lanes (only < 0), or lane `only` alone (a restart after a handled event,
+ * as CVODE estimates one after its restart): from the sizes of y, f(t, y)
+ * and a difference quotient of f along an explicit Euler step; two rhs
+ * calls. f(t, y) goes into f0 (an ERK's first stage). */
+static void first_steps(ot__kgroup *g, double *f0, int64_t only)
 {
     const ot_ode *ode = g->ode;
     const int64_t n = g->n;
     const int q = method_order(g) + 1;
     int any = 0;
+#define PICKED(c) (g->lane[c].state == OT__KL_RUN && (only < 0 || (c) == only))
     for (int64_t c = 0; c < g->k; c++) {
         ot__klane *L = &g->lane[c];
-        L->want = L->state == OT__KL_RUN;
+        L->want = PICKED(c);
         g->tv[c] = L->t;
         any |= L->want;
     }
@@ -145,10 +146,11 @@ static void first_steps(ot__kgroup *g, double *f0)
     ot__kernel_drop_failed(g, 1);
     for (int64_t c = 0; c < g->k; c++) {
         ot__klane *L = &g->lane[c];
-        if (L->state != OT__KL_RUN)
+        if (!PICKED(c))
             continue;
         if (L->rc != 0) {
-            lane_fails(g, L, OT_ERR_CALLBACK, "rhs failed at t0");
+            lane_fails(g, L, OT_ERR_CALLBACK,
+                       only < 0 ? "rhs failed at t0" : "rhs failed at the restart");
             continue;
         }
         double d1;
@@ -159,11 +161,11 @@ static void first_steps(ot__kgroup *g, double *f0)
         L->errn = d1; /* kept for the second half */
     }
     for (int64_t c = 0; c < g->k; c++)
-        g->lane[c].want = g->lane[c].state == OT__KL_RUN;
+        g->lane[c].want = PICKED(c);
     ot__kernel_rhs(g, g->tv, g->arg, g->fs, OT__KC_RHS);
     for (int64_t c = 0; c < g->k; c++) {
         ot__klane *L = &g->lane[c];
-        if (L->state != OT__KL_RUN)
+        if (!PICKED(c))
             continue;
         /* A failed probe says nothing of the lane: the first attempt's
          * own control takes it from the Euler step's size. */
@@ -171,6 +173,7 @@ static void first_steps(ot__kgroup *g, double *f0)
             n, g->y + c * n, f0 + c * n, L->rc == 0 ? g->fs + c * n : NULL, ode->rtol,
             ode->atol, ode->atol_vec, L->ctl.h, L->errn, q, L->t_end - L->t, ode->hmax);
     }
+#undef PICKED
 }
 
 /* Starts lanes [u block, ...) in the group's columns. */
@@ -242,7 +245,7 @@ static void start(ot__kgroup *g, int64_t u)
     if (any_h0) {
         /* An ERK's first stage is f(t0, y0): kept, so its first attempt has it. */
         double *f0 = g->erk ? g->kst : g->f0;
-        first_steps(g, f0);
+        first_steps(g, f0, -1);
         if (g->erk)
             for (int64_t c = 0; c < g->k; c++)
                 g->lane[c].fresh = 0;
@@ -267,40 +270,31 @@ static int wants_dense(const ot__kgroup *g, const ot__klane *L)
     return g->ode->nroots > 0 || (L->next < L->nt && times[L->next] < L->t + L->ctl.h);
 }
 
-/* A first step for lane c, restarting at its time after a handled event:
- * Hairer and Wanner's estimate for the lane alone (two rhs calls), as
- * CVODE estimates one after its restart. The step the lane had could take
- * both signs of the next crossing at once (a ball's rise and fall in one
- * step of a method exact for its parabola), and no sign change at the
- * ends shows it. */
-static void restart_step(ot__kgroup *g, int64_t c)
+/* Lane c starts afresh at its time after a jump (a stop's or an event's
+ * handler): no step-size history, f0 and J to be made, its roots' new
+ * reference. After a handled event also a new first step, the start's
+ * estimate for the lane alone (as CVODE estimates one after its restart):
+ * the step the lane had could take both signs of the next crossing at once
+ * (a ball's rise and fall in one step of a method exact for its parabola),
+ * and no sign change at the ends shows it. */
+static void restart(ot__kgroup *g, int64_t c, int new_step)
 {
     ot__klane *L = &g->lane[c];
-    const ot_ode *ode = g->ode;
-    const int64_t n = g->n;
-    const double span = fmin(next_stop(g, L), L->t_end) - L->t;
-    if (ode->h0 > 0) {
-        L->ctl.h = fmin(ode->h0, span);
+    L->fresh = 1;
+    ot_kernel_ctrl_start(&L->ctl, L->ctl.h); /* no history across the jump */
+    if (g->ode->nroots > 0 && ot__kernel_roots_restart(g, c) != 0) {
+        lane_fails(g, L, OT_ERR_CALLBACK, "root failed");
         return;
     }
-    for (int64_t k = 0; k < g->k; k++) /* this lane's calls alone */
-        g->lane[k].want = 0;
-    L->want = 1;
-    g->tv[c] = L->t;
-    ot__kernel_rhs(g, g->tv, g->y, g->ft, OT__KC_RHS);
-    if (L->rc != 0) {
-        lane_fails(g, L, OT_ERR_CALLBACK, "rhs failed at the restart");
+    if (!new_step)
+        return;
+    if (g->ode->h0 > 0) {
+        L->ctl.h = fmin(g->ode->h0, L->t_end - L->t);
         return;
     }
-    double d1;
-    const double *y = g->y + c * n, *f = g->ft + c * n;
-    const double h = ot_kernel_h0_probe(n, y, f, ode->rtol, ode->atol, ode->atol_vec,
-                                        span, g->arg + c * n, &d1);
-    g->tv[c] = L->t + h;
-    ot__kernel_rhs(g, g->tv, g->arg, g->fs, OT__KC_RHS);
-    L->ctl.h = ot_kernel_h0_finish(n, y, f, L->rc == 0 ? g->fs + c * n : NULL, ode->rtol,
-                                   ode->atol, ode->atol_vec, h, d1, method_order(g) + 1,
-                                   span, ode->hmax);
+    first_steps(g, g->erk ? g->kst : g->f0, c);
+    if (L->state == OT__KL_RUN && g->erk) /* its first stage is made */
+        L->fresh = 0;
     L->rc = 0;
     L->want = 0;
 }
@@ -343,13 +337,7 @@ static void take_event(ot__kgroup *g, int64_t c)
         L->state = OT__KL_DONE;
         return;
     }
-    L->fresh = 1;
-    ot_kernel_ctrl_start(&L->ctl, L->ctl.h); /* no history across the jump */
-    if (ot__kernel_roots_restart(g, c) != 0) {
-        lane_fails(g, L, OT_ERR_CALLBACK, "root failed");
-        return;
-    }
-    restart_step(g, c);
+    restart(g, c, 1);
 }
 
 /* An accepted step of lane c: its events, the outputs inside it (up to
