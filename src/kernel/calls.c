@@ -151,9 +151,6 @@ void ot__kernel_rhs(ot__kgroup *g, const double *tv, const double *y, double *f,
         }
 }
 
-/* Hairer and Wanner's increment (RODAS): it depends on the value alone. */
-static double increment(double v) { return ot_kernel_increment(v); }
-
 void ot__kernel_jac(ot__kgroup *g, const double *f0)
 {
     const int64_t n = g->n, k = g->k;
@@ -173,7 +170,7 @@ void ot__kernel_jac(ot__kgroup *g, const double *f0)
     memcpy(g->tmp, g->y, (size_t)(n * k) * sizeof *g->tmp);
     for (int64_t j = 0; j < n; j++) {
         for (int64_t c = 0; c < k; c++)
-            g->tmp[c * n + j] = g->y[c * n + j] + increment(g->y[c * n + j]);
+            g->tmp[c * n + j] = g->y[c * n + j] + ot_kernel_increment(g->y[c * n + j]);
         ot__kernel_rhs(g, g->tv, g->tmp, g->fs, OT__KC_JAC);
         for (int64_t c = 0; c < k; c++) {
             ot__klane *L = &g->lane[c];
@@ -210,7 +207,7 @@ void ot__kernel_ft(ot__kgroup *g, const double *f0)
         return;
     }
     for (int64_t c = 0; c < k; c++)
-        g->tv[c] = g->lane[c].t + increment(g->lane[c].t);
+        g->tv[c] = g->lane[c].t + ot_kernel_increment(g->lane[c].t);
     ot__kernel_rhs(g, g->tv, g->y, g->fs, OT__KC_JAC);
     for (int64_t c = 0; c < k; c++) {
         ot__klane *L = &g->lane[c];

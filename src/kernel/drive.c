@@ -15,8 +15,6 @@
 #include "kit/events.h"
 #include "kit/pool.h"
 #include "kit/progress.h"
-#include "run/unit.h"
-#include "solution/output.h"
 #include "tensor/tensor_impl.h"
 
 /* Step-size control: odetensor/kernel.h's rules (OT_KERNEL_SAFETY ...), the
@@ -53,23 +51,14 @@ static void lane_fails(ot__kgroup *g, ot__klane *L, int status, const char *what
 static int store(ot__kgroup *g, int64_t c, double t, const double *ys)
 {
     ot__klane *L = &g->lane[c];
-    const ot__plan *pl = g->pl;
-    const double *row = ys;
-    if (g->ode->out) {
-        double *o = g->dense + g->n;
-        const ot__cb_lane_state was = ot__cb_lane_at(L->b);
-        const int st = ot__run_call_out(g->ode, &L->cb, L->b, t, ys, g->p + c * g->np, o);
-        ot__cb_lane_restore(was);
-        if (st != OT_OK) {
-            lane_fails(g, L, st, "out failed");
-            return st;
-        }
-        row = o;
+    const int st = ot__kernel_store(g->pl, g->sink, &L->cb, L->b, L->next, t, ys,
+                                    g->p + c * g->np, g->dense + g->n);
+    if (st != OT_OK) {
+        lane_fails(g, L, st, "out failed");
+        return st;
     }
-    ot__out_store(g->sink->sol->ys, L->next, L->b, row, pl->rows);
     L->next++;
     L->since = 0;
-    g->sink->sol->count[L->b] = L->next;
     return OT_OK;
 }
 

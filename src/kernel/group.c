@@ -6,6 +6,8 @@
 
 #include "core/alloc.h"
 #include "kernel/kernel.h"
+#include "run/unit.h"
+#include "solution/output.h"
 #include "tensor/tensor_impl.h"
 
 static size_t doubles(int64_t count)
@@ -92,6 +94,23 @@ int ot__kernel_lane_inputs(const ot__plan *pl, ot__cb *cb, int64_t b, double *p,
     }
     if (ot__cb_finite(cb, "init", "y0", y, n, 1, b, NAN, OT__CB_FINAL) != 0)
         return OT_ERR_CALLBACK;
+    return OT_OK;
+}
+
+int ot__kernel_store(const ot__plan *pl, const ot__sink *sink, ot__cb *cb, int64_t b,
+                     int64_t i, double t, const double *y, const double *p, double *row)
+{
+    const double *out = y;
+    if (pl->ode->out) {
+        const ot__cb_lane_state was = ot__cb_lane_at(b);
+        const int st = ot__run_call_out(pl->ode, cb, b, t, y, p, row);
+        ot__cb_lane_restore(was);
+        if (st != OT_OK)
+            return st;
+        out = row;
+    }
+    ot__out_store(sink->sol->ys, i, b, out, pl->rows);
+    sink->sol->count[b] = i + 1;
     return OT_OK;
 }
 

@@ -29,8 +29,9 @@ extern "C" {
  * solution) or OT_ERR_NOMEM (a thread's group could not be allocated). */
 int ot__kernel_run(const ot__plan *plan, const ot__sink *sink);
 
-/* A compiled model's solve (model.c, odetensor/kernel.h): its lanes one a
- * CPU thread at a time, or all on the CUDA device. Returns as
+/* A compiled model's solve (model.c, odetensor/kernel.h): its lanes in
+ * chunks on the CPU threads (OT_KM_WIDTH stepped at once), or all on the
+ * CUDA device. Returns as
  * ot__kernel_run; OT_ERR_NO_CUDA when the device cannot run them. */
 int ot__kmodel_run(const ot__plan *plan, const ot__sink *sink);
 int ot__kmodel_run_cuda(const ot__plan *plan, const ot__sink *sink);
@@ -40,6 +41,13 @@ int ot__kmodel_run_cuda(const ot__plan *plan, const ot__sink *sink);
  * OT_ERR_CALLBACK (init failed: cb's message). */
 int ot__kernel_lane_inputs(const ot__plan *plan, ot__cb *cb, int64_t b, double *p,
                            double *y);
+
+/* Lane b's output i at t, state y, parameters p: through the out function
+ * (its row into row, [rows]) if any, into the solution's ys, and the lane's
+ * count. The lane groups' and the compiled models' one store. @return
+ * OT_OK, or out's failure (cb's message). */
+int ot__kernel_store(const ot__plan *plan, const ot__sink *sink, ot__cb *cb, int64_t b,
+                     int64_t i, double t, const double *y, const double *p, double *row);
 
 /* The lane group when the problem sets none and its callbacks serve one. */
 #define OT__KERNEL_GROUP 8

@@ -10,8 +10,6 @@
 #include "core/alloc.h"
 #include "kernel/kernel.h"
 #include "kit/pool.h"
-#include "run/unit.h"
-#include "solution/output.h"
 #include "solution/solution_impl.h"
 
 /* Lanes [0, cap) of a job, compact. */
@@ -130,21 +128,13 @@ static void unpack(const kjob *j, const ot__plan *pl, const ot__sink *sink, int6
     ot__cb_reset(&cb);
     const double *times = j->times + c * pl->nt;
     for (int64_t i = 0; i < r->count; i++) {
-        const double *y = j->ys + (c * pl->nt + i) * n, *row = y;
-        if (ode->out) {
-            const ot__cb_lane_state was = ot__cb_lane_at(b);
-            const int s =
-                ot__run_call_out(ode, &cb, b, times[i], y, j->p + c * pl->np, j->row);
-            ot__cb_lane_restore(was);
-            if (s != OT_OK) {
-                ot__solution_fail_lane(sink->sol, b, s,
-                                       cb.msg[0] ? cb.msg : "out failed");
-                return;
-            }
-            row = j->row;
+        const int s =
+            ot__kernel_store(pl, sink, &cb, b, i, times[i], j->ys + (c * pl->nt + i) * n,
+                             j->p + c * pl->np, j->row);
+        if (s != OT_OK) {
+            ot__solution_fail_lane(sink->sol, b, s, cb.msg[0] ? cb.msg : "out failed");
+            return;
         }
-        ot__out_store(sink->sol->ys, i, b, row, pl->rows);
-        sink->sol->count[b] = i + 1;
     }
     if (r->status == OT_KERNEL_LANE_OK)
         return;
