@@ -95,15 +95,6 @@ static double rel_gap(const double *a, const double *b, int64_t k)
 
 /* ---- Decay: y' = -k y, y(0) = a, against the analytic gradient ------------ */
 
-static int decay_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
-{
-    (void)t, (void)u;
-    for (int64_t b = 0; b < ST_LANES(y); b++)
-        ot_view_mut_col_f64(f, b, 0)[0] =
-            -ot_view_col_f64(p, b, 0)[0] * ot_view_col_f64(y, b, 0)[0];
-    return 0;
-}
-
 /* Loop 0: BDF, 1: Adams. L = sum_i (y(t_i) - d_i)^2 for 8 lanes;
  * dL/dk = sum 2 e_i (-t_i a e^{-k t_i}), dL/da = sum 2 e_i e^{-k t_i}. */
 START_TEST(adjoint_decay_matches_the_analytic_gradient)
@@ -116,7 +107,7 @@ START_TEST(adjoint_decay_matches_the_analytic_gradient)
         a[b] = 1.0 + 0.05 * (double)b;
     }
     ot_ode *ode = NULL;
-    ck_assert_status(ot_ode_new(&ode, 1, 1, decay_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_new(&ode, 1, 1, st_decay1_rhs, NULL), OT_OK, NULL);
     ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
     ck_assert_status(ot_ode_set_atol(ode, 1e-12), OT_OK, NULL);
     ck_assert_status(ot_ode_set_method(ode, _i == 0 ? OT_BDF : OT_ADAMS), OT_OK, NULL);
@@ -988,7 +979,7 @@ START_TEST(adjoint_integral_term_matches_the_analytic_gradient)
     for (int64_t b = 0; b < L; b++)
         k[b] = 0.3 + 0.2 * (double)b, a[b] = 1.0 + 0.1 * (double)b;
     ot_ode *ode = NULL;
-    ck_assert_status(ot_ode_new(&ode, 1, 1, decay_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_new(&ode, 1, 1, st_decay1_rhs, NULL), OT_OK, NULL);
     ck_assert_status(ot_ode_set_rtol(ode, 1e-10), OT_OK, NULL);
     ck_assert_status(ot_ode_set_atol(ode, 1e-12), OT_OK, NULL);
     ck_assert_status(ot_ode_set_mode(ode, _i ? OT_LOCKSTEP : OT_LANES), OT_OK, NULL);

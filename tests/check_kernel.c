@@ -450,15 +450,6 @@ static const double D_STOPS[DS * DB] = {1, 1.5, 2, 0, 2, NAN, 1.5, NAN, NAN, 2, 
 static const double D_P[2 * DB] = {0.7, 2.0, 1.3, 0.5, 0.4, 1.0, 0.9, 3.0};
 static const double D_Y0[DB] = {1.0, 0.5, 2.0, 0.25};
 
-static int dose_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
-{
-    (void)t, (void)u;
-    for (int64_t b = 0; b < ST_LANES(y); b++)
-        ot_view_mut_col_f64(f, b, 0)[0] =
-            -ot_view_col_f64(p, b, 0)[0] * ot_view_col_f64(y, b, 0)[0];
-    return 0;
-}
-
 static int dose_jac(double t, ot_view y, ot_view p, ot_view_mut J, void *u)
 {
     (void)t, (void)u;
@@ -495,7 +486,7 @@ static ot_solution *dosed_solve(int method, int before, int group, int fail)
     static int fails;
     fails = fail;
     ot_ode *ode = NULL;
-    ck_assert_status(ot_ode_new(&ode, 1, 2, dose_rhs, &fails), OT_OK, NULL);
+    ck_assert_status(ot_ode_new(&ode, 1, 2, st_decay1_rhs, &fails), OT_OK, NULL);
     ck_assert_status(ot_ode_set_jac(ode, dose_jac), OT_OK, NULL);
     ck_assert_status(ot_ode_set_method(ode, (ot_method)method), OT_OK, NULL);
     ck_assert_status(ot_ode_set_autonomous(ode, 1), OT_OK, NULL);

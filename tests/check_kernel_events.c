@@ -263,16 +263,8 @@ END_TEST
 
 /* ---- Roots between doses ------------------------------------------------------ */
 
-/* y' = -p0 y; a dose adds p1 (stops); g = y - 0.6, falling, recorded. */
-static int decay_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
-{
-    (void)t, (void)u;
-    for (int64_t b = 0; b < ST_LANES(y); b++)
-        ot_view_mut_col_f64(f, b, 0)[0] =
-            -ot_view_col_f64(p, b, 0)[0] * ot_view_col_f64(y, b, 0)[0];
-    return 0;
-}
-
+/* st_decay1_rhs, y' = -p0 y; a dose adds p1 (stops); g = y - 0.6, falling,
+ * recorded. */
 static int below(double t, ot_view y, ot_view p, ot_view_mut g, void *u)
 {
     (void)t, (void)p, (void)u;
@@ -307,7 +299,7 @@ START_TEST(roots_between_doses_fire_at_their_closed_form_times)
         p[2 * b + 1] = 1;
     }
     ot_ode *ode = NULL;
-    ck_assert_status(ot_ode_new(&ode, 1, 2, decay_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_new(&ode, 1, 2, st_decay1_rhs, NULL), OT_OK, NULL);
     ck_assert_status(ot_ode_set_method(ode, (ot_method)method), OT_OK, NULL);
     ck_assert_status(ot_ode_set_autonomous(ode, 1), OT_OK, NULL);
     const double rtol = method == OT_ROS23 ? 1e-6 : 1e-9;

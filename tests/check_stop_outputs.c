@@ -14,15 +14,6 @@
 /* y' = -k y, p = (k, D): each scheduled stop adds the dose D to y. */
 enum { NP = 2 };
 
-static int decay_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
-{
-    (void)t, (void)u;
-    for (int64_t b = 0; b < ST_LANES(y); b++)
-        ot_view_mut_col_f64(f, b, 0)[0] =
-            -ot_view_col_f64(p, b, 0)[0] * ot_view_col_f64(y, b, 0)[0];
-    return 0;
-}
-
 static int bolus(double t, int root, int64_t lane, ot_view_mut y, ot_view_mut p, void *u)
 {
     (void)t, (void)lane, (void)u;
@@ -65,7 +56,7 @@ static const ot_method METHODS[3] = {OT_BDF, OT_ERK_DP54, OT_ESDIRK43};
 static ot_ode *bolus_ode(int lockstep, int before, ot_method method)
 {
     ot_ode *ode = NULL;
-    ck_assert_status(ot_ode_new(&ode, 1, NP, decay_rhs, NULL), OT_OK, NULL);
+    ck_assert_status(ot_ode_new(&ode, 1, NP, st_decay1_rhs, NULL), OT_OK, NULL);
     ck_assert_status(ot_ode_set_mode(ode, lockstep ? OT_LOCKSTEP : OT_LANES), OT_OK,
                      NULL);
     ck_assert_status(ot_ode_set_method(ode, method), OT_OK, NULL);

@@ -131,8 +131,20 @@ static inline int st_ball_rhs(double t, ot_view y, ot_view p, ot_view_mut f, voi
     return 0;
 }
 
+/* ---- One decay: y' = -p0 y, n = 1 (params (k, ...)) ---------------------- */
+
+static inline int st_decay1_rhs(double t, ot_view y, ot_view p, ot_view_mut f, void *u)
+{
+    (void)t, (void)u;
+    for (int64_t b = 0; b < ST_LANES(y); b++)
+        ot_view_mut_col_f64(f, b, 0)[0] =
+            -ot_view_col_f64(p, b, 0)[0] * ot_view_col_f64(y, b, 0)[0];
+    return 0;
+}
+
 /* g = y[0] (a ball's height; the ramp's state). */
-static inline int st_first_state_root(double t, ot_view y, ot_view p, ot_view_mut g, void *u)
+static inline int st_first_state_root(double t, ot_view y, ot_view p, ot_view_mut g,
+                                      void *u)
 {
     (void)t, (void)p, (void)u;
     for (int64_t b = 0; b < ST_LANES(y); b++)
